@@ -1,0 +1,1 @@
+"""Controller: matches, the robot turn, safety, the match log and the command line."""

@@ -1,0 +1,37 @@
+"""`jenga-robot`: the product's command line."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from controller.commands import rules_cmd
+from controller.commands.common import EXIT_BAD_INPUT, CommandError
+
+COMMAND_GROUPS = (rules_cmd,)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="jenga-robot",
+        description="Controller for a robot arm that plays Jenga, and its simulated cell.")
+    commands = parser.add_subparsers(dest="command", required=True)
+    for group in COMMAND_GROUPS:
+        group.register(commands)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.run(args)
+    except CommandError as exc:
+        print(f"jenga-robot: error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("jenga-robot: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""Firmware bridge: the serial protocol, the host link, ArmClient and the device-side engine."""

@@ -1,0 +1,1 @@
+"""Hardware: cell descriptions, the simulated cell (MuJoCo), the simulated person, firmware."""

@@ -1,0 +1,1 @@
+"""Perception: cameras, calibration, markers, block poses and the tower state, events."""

@@ -1,0 +1,1 @@
+"""Planning: the domain model (tower state), the rules, stability, looseness, kinematics and motion."""
