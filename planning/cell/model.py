@@ -1,0 +1,166 @@
+"""The robot cell as typed, immutable objects, all in SI units (metres, radians, kilograms, seconds).
+
+One description serves the planner (its roboticstoolbox model) and the simulator (its MuJoCo model).
+Poses are given as a position and a yaw (rotation about the table's vertical z); the table top is
+the plane z = 0 of the world frame.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class DHLink:
+    """One standard-DH link: d and a in metres, alpha and offset in radians."""
+
+    d: float
+    a: float
+    alpha: float
+    offset: float
+    q_min: float
+    q_max: float
+    speed_max: float      # rad/s
+    accel_max: float      # rad/s^2
+    radius: float         # collision capsule radius of the link, m
+
+
+@dataclass(frozen=True)
+class Arm:
+    name: str
+    base_position: tuple[float, float, float]  # world, m
+    base_yaw: float                            # rad
+    links: tuple[DHLink, ...]
+    home: tuple[float, ...]                    # rad, a safe pose clear of the tower
+
+    @property
+    def joint_count(self) -> int:
+        return len(self.links)
+
+    @property
+    def q_min(self) -> np.ndarray:
+        return np.array([lk.q_min for lk in self.links])
+
+    @property
+    def q_max(self) -> np.ndarray:
+        return np.array([lk.q_max for lk in self.links])
+
+    @property
+    def speed_max(self) -> np.ndarray:
+        return np.array([lk.speed_max for lk in self.links])
+
+    @property
+    def accel_max(self) -> np.ndarray:
+        return np.array([lk.accel_max for lk in self.links])
+
+
+@dataclass(frozen=True)
+class Capsule:
+    """A segment with a radius, in the frame that owns it (m)."""
+
+    start: tuple[float, float, float]
+    end: tuple[float, float, float]
+    radius: float
+
+
+@dataclass(frozen=True)
+class Tool:
+    """Gripper, wrist force/torque sensor and pushing fingertip, all mounted on the flange.
+
+    Frames are given in the flange frame (z out of the flange). The gripper's fingers close along
+    the flange y axis around the grasp centre. The pushing fingertips are the two ends of a rod
+    that runs along the flange x axis: each pushes outward along x (the sign of its x), so either
+    side of the tool can face a block.
+    """
+
+    mass: float                                 # kg, everything past the flange
+    sensor_offset: tuple[float, float, float]   # force/torque sensor origin, flange frame
+    sensor_force_range: float                   # N, per axis
+    sensor_noise_force: float                   # N, standard deviation
+    sensor_noise_torque: float                  # N m, standard deviation
+    sensor_bias_drift: float                    # N/s, slow bias random walk
+    grasp_centre: tuple[float, float, float]
+    stroke: float                               # m, full opening of the fingers
+    finger_length: float                        # m, along the flange z axis
+    pad_length: float                           # m, contact length of each pad along z
+    grip_force: float                           # N
+    fingertips: tuple[tuple[float, float, float], ...]
+    fingertip_radius: float                     # m
+    fingertip_stiffness: float                  # N/m of the compliant tip
+    fingertip_travel: float                     # m of compliance before the tip bottoms out
+    body: tuple[Capsule, ...]                   # gripper body and sensor: never touches the tower
+    fingers: tuple[Capsule, ...]                # fingers when open: touch only a protruding block
+    probe: tuple[Capsule, ...]                  # the fingertip rod: enters the tower when pushing
+
+
+@dataclass(frozen=True)
+class Camera:
+    name: str
+    width: int                                  # px
+    height: int                                 # px
+    fx: float                                   # px
+    fy: float                                   # px
+    cx: float                                   # px
+    cy: float                                   # px
+    fps: float
+    position: tuple[float, float, float]        # world, m
+    look_at: tuple[float, float, float]         # world, m: the point on the optical axis
+
+    @property
+    def matrix(self) -> np.ndarray:
+        return np.array([[self.fx, 0.0, self.cx], [0.0, self.fy, self.cy], [0.0, 0.0, 1.0]])
+
+    @property
+    def fovy(self) -> float:
+        """Vertical field of view, rad."""
+        return 2.0 * float(np.arctan2(self.height / 2.0, self.fy))
+
+
+@dataclass(frozen=True)
+class Spread:
+    """A measured quantity: mean, standard deviation and the range seen on a real set (SI)."""
+
+    mean: float
+    std: float
+    low: float
+    high: float
+
+
+@dataclass(frozen=True)
+class BlockSet:
+    count: int
+    length: Spread   # m
+    width: Spread    # m
+    height: Spread   # m
+    mass: Spread     # kg
+    friction: Spread  # wood on wood, dimensionless
+
+    @property
+    def layers(self) -> int:
+        return self.count // 3
+
+
+@dataclass(frozen=True)
+class TowerPlacement:
+    position: tuple[float, float]   # world x, y of the tower's centre on the table, m
+    yaw: float                      # rad; the tower's x axis is the axis of odd layers
+
+
+@dataclass(frozen=True)
+class Cell:
+    name: str
+    arm: Arm
+    tool: Tool
+    cameras: tuple[Camera, ...]
+    tower: TowerPlacement
+    blocks: BlockSet
+    source: str = ""                # the file it came from, for messages
+
+    def camera(self, name: str) -> Camera:
+        for cam in self.cameras:
+            if cam.name == name:
+                return cam
+        raise KeyError(f"no camera {name!r} in cell {self.name}; cameras: "
+                       f"{[c.name for c in self.cameras]}")

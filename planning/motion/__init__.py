@@ -1,0 +1,1 @@
+"""Motion: timed joint trajectories, tool poses, path search and the motion planner."""

@@ -1,0 +1,349 @@
+"""Motion plans for every move the robot makes at the tower: push, pull, place and transit.
+
+- push: fingertip on a block's end face, straight along the block axis to a given depth (the last
+  leg under a force guard), then straight back out.
+- pull: open, approach the protruding end on the far face, close, pull straight out.
+- place: hover above a slot of the top layer holding the block by one end, slow guarded descent,
+  release, retreat, then push the block home (it is set down overhanging by `PLACE_OVERHANG` so the
+  fingers never come over the layer's other blocks).
+- transit: joint space, every part of the arm and tool out of the keep-out box around the tower and
+  off the table.
+
+Each begins at the joints the arm is at (`q_start`), so a plan can be run as it comes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import numpy as np
+from spatialmath import SE3
+
+from planning.cell.model import Cell
+from planning.collision import CollisionChecker, describe
+from planning.kinematics import ArmModel, HeldBlock, IKError
+from planning.motion import tool_poses
+from planning.motion.plans import ForceGuard, GripStep, MotionPlan, MoveStep, PlanError
+from planning.motion.rrt import plan_path
+from planning.motion.trajectory import JointTrajectory, TrajectoryError, time_path
+from planning.workspace import TowerGeometry
+
+# Geometry of contacts (m).
+STANDOFF = 0.03          # tool clearance from the tower before and after contact
+CONTACT_LEAD = 0.002     # where the guarded push starts, before the nominal face
+GRIP_DEPTH = 0.012       # grasp centre inside the block's end face
+GRASP_RAISES = (0.0, 0.003, 0.005)  # grasp centre above the block's centre line, tried in order
+PULL_CLEARANCE = 0.02    # how far past the tower face a pulled block ends up
+PLACE_HOVER = 0.04       # held block's bottom above its resting height before the descent
+PLACE_SLOW = 0.008       # last part of the descent, done slowly under a guard
+PLACE_OVERHANG = 0.03    # block set down sticking out this far, then pushed home
+PROBE_TABLE_CLEARANCE = 0.006  # the fingertip rod pushes no lower than this above the table
+# Keep-out margins (m).
+TRANSIT_MARGIN = 0.02    # everything, away from the tower during transits
+CONTACT_MARGIN = 0.008   # arm and body, away from the tower while the tool works at it
+FINGER_MARGIN = 0.003    # fingers, while they hold a block at the tower face
+# Speeds (m/s) and resolution.
+APPROACH_SPEED = 0.03
+PULL_SPEED = 0.03
+PLACE_SPEED = 0.02
+PLACE_SLOW_SPEED = 0.004
+LINE_STEP = 0.002        # Cartesian sampling of straight moves
+MAX_JOINT_STEP = 0.15    # rad between line samples; more means IK jumped branches
+TRANSIT_SPEED_SCALE = 0.5
+PLACE_GUARD_N = 3.0
+
+
+@dataclass(frozen=True)
+class _Contact:
+    """How the arm may touch the tower during one leg of a plan."""
+
+    tower_layers: float
+    margin: float
+    exempt: tuple[str, ...] = ()
+    held: HeldBlock | None = None
+    fine_margin: float | None = FINGER_MARGIN
+
+
+class MotionPlanner:
+    """Plans against the cell's nominal geometry; measured block offsets come in as arguments."""
+
+    def __init__(self, cell: Cell, arm: ArmModel | None = None):
+        self.cell = cell
+        self.arm = arm or ArmModel(cell)
+        self.tower = TowerGeometry.from_cell(cell)
+        self.checker = CollisionChecker(self.arm, self.tower)
+        self.level_grip = self.held_block((0.0, 0.0, 1.0))
+        self.limits = (self.arm.q_min, self.arm.q_max, self.cell.arm.speed_max)
+
+    # --- push ---------------------------------------------------------------------------------
+
+    def push(self, q_start: np.ndarray, layer: int, slot: int, depth: float, *, tower_layers: int,
+             end: int | None = None, protrusion: float = 0.0, speed: float = 0.002,
+             guard_n: float | None = None, retreat: bool = True) -> MotionPlan:
+        """Push the block at (layer, slot) from its `end` face (default: the back end, away from
+        the arm) until that face is `depth` inside the tower's face plane. `protrusion` is how far
+        the face sticks out now (measured). The guarded leg runs at `speed`."""
+        end = -self.tower.front_end(layer) if end is None else end
+        axis = self.tower.axis(layer)
+        direction = -end * axis  # into the tower
+        face = self.tower.end_face_centre(layer, slot, end, protrusion)
+        face[2] = max(face[2], self.cell.tool.fingertip_radius + PROBE_TABLE_CLEARANCE)
+        start = face - direction * STANDOFF
+        touch = face - direction * CONTACT_LEAD
+        finish = face + direction * (depth + protrusion)
+        work = _Contact(tower_layers, CONTACT_MARGIN, exempt=("probe",))
+        errors = []
+        for tip, rotation, q in self._push_candidates(q_start, direction, start, work):
+            sign = 1.0 if self.arm.frames[tip].t[0] > 0 else -1.0
+            try:
+                approach = self._line(rotation, start, touch, tip, q, APPROACH_SPEED, work)
+                pushing = self._line(rotation, touch, finish, tip, approach.end, speed, work)
+                steps = [MoveStep("transit", self._transit(q_start, approach.start, tower_layers)),
+                         MoveStep("approach", approach),
+                         MoveStep("push", pushing, self._guard(guard_n, (-sign, 0.0, 0.0)))]
+                if retreat:
+                    back = self._line(rotation, finish, start, tip, pushing.end, APPROACH_SPEED, work)
+                    steps.append(MoveStep("retreat", back))
+                return MotionPlan("push", tuple(steps))
+            except PlanError as exc:
+                errors.append(str(exc))
+        raise PlanError(f"cannot push layer {layer} slot {slot} from its "
+                        f"{'+' if end > 0 else '-'} end: {_main_reason(errors)}")
+
+    # --- pull ---------------------------------------------------------------------------------
+
+    def pull(self, q_start: np.ndarray, layer: int, slot: int, protrusion: float, *,
+             tower_layers: int, end: int | None = None) -> MotionPlan:
+        """Grasp the block at (layer, slot) by its `end` (default: the front end), which sticks
+        `protrusion` out of the tower, and pull it straight out until it is clear of the tower."""
+        end = self.tower.front_end(layer) if end is None else end
+        axis = self.tower.axis(layer)
+        into = -end * axis
+        face = self.tower.end_face_centre(layer, slot, end, protrusion)
+        reach = _Contact(tower_layers, CONTACT_MARGIN)
+        errors = []
+        for rotation, q, raise_by in self._grasp_candidates(q_start, face, into, reach):
+            grasp = face + into * GRIP_DEPTH + np.array([0.0, 0.0, raise_by])
+            before = grasp - into * (STANDOFF + 0.01)
+            out = grasp - into * (self.cell.blocks.length.mean - protrusion + PULL_CLEARANCE)
+            held = self.held_block(rotation.T @ into)
+            holding = _Contact(tower_layers, CONTACT_MARGIN, exempt=("held",), held=held)
+            try:
+                approach = self._line(rotation, before, grasp, "grasp", q, APPROACH_SPEED, reach)
+                pulling = self._line(rotation, grasp, out, "grasp", approach.end, PULL_SPEED, holding)
+                return MotionPlan("pull", (
+                    MoveStep("transit", self._transit(q_start, approach.start, tower_layers)),
+                    GripStep("open", self.cell.tool.stroke, 0.0),
+                    MoveStep("approach", approach),
+                    GripStep("close", 0.0, self.cell.tool.grip_force),
+                    MoveStep("pull", pulling),
+                ), held=held)
+            except PlanError as exc:
+                errors.append(str(exc))
+        raise PlanError(f"cannot pull layer {layer} slot {slot} from its "
+                        f"{'+' if end > 0 else '-'} end: {_main_reason(errors)}")
+
+    # --- place --------------------------------------------------------------------------------
+
+    def place(self, q_start: np.ndarray, layer: int, slot: int, held: HeldBlock | None = None, *,
+              align: bool = True) -> MotionPlan:
+        """Put the block held as `held` (from the pull plan; default a level grip) into `slot` of
+        `layer` (the top layer, or a new one above it)."""
+        held = held or self.level_grip
+        axis = self.tower.axis(layer)
+        below = layer - 1
+        errors = []
+        ends = (self.tower.front_end(layer), -self.tower.front_end(layer))
+        for end in ends:
+            into = -end * axis
+            centre = self.tower.block_pose(layer, slot).t + end * axis * PLACE_OVERHANG
+            grasp = centre + end * axis * (self.cell.blocks.length.mean / 2 - GRIP_DEPTH)
+            rest = grasp + np.array([0.0, 0.0, 0.0005])
+            hover = rest + np.array([0.0, 0.0, PLACE_HOVER])
+            slow = rest + np.array([0.0, 0.0, PLACE_SLOW])
+            carry = _Contact(layer, CONTACT_MARGIN, exempt=("held",), held=held)
+            free = _Contact(layer, CONTACT_MARGIN)
+            rotations = tool_poses.holding_orientations(into, np.asarray(held.direction))
+            for rotation, q in self._by_distance(q_start, "grasp", rotations, hover, carry):
+                try:
+                    down = self._line(rotation, hover, slow, "grasp", q, PLACE_SPEED, carry)
+                    settle = self._line(rotation, slow, rest - np.array([0, 0, 0.002]), "grasp",
+                                        down.end, PLACE_SLOW_SPEED, carry)
+                    backed = rest - into * (STANDOFF + 0.01)
+                    away = self._line(rotation, rest, backed, "grasp", settle.end, APPROACH_SPEED, free)
+                    lift = self._line(rotation, backed, backed + np.array([0, 0, 0.03]), "grasp",
+                                      away.end, APPROACH_SPEED, free)
+                    steps = [MoveStep("transit", self._transit(q_start, down.start, layer, held)),
+                             MoveStep("descend", down),
+                             MoveStep("settle", settle, self._guard(PLACE_GUARD_N, (0.0, 0.0, 0.0),
+                                                                    world_up=rotation)),
+                             GripStep("release", self.cell.tool.stroke, 0.0),
+                             MoveStep("back_off", away),
+                             MoveStep("lift", lift)]
+                    plan = MotionPlan("place", tuple(steps))
+                    if align:
+                        home = self.push(lift.end, layer, slot, 0.0, tower_layers=layer, end=end,
+                                         protrusion=PLACE_OVERHANG, speed=0.01,
+                                         guard_n=PLACE_GUARD_N * 2)
+                        plan = MotionPlan("place", plan.steps + tuple(
+                            _relabel(s, "align_") for s in home.steps))
+                    return plan
+                except PlanError as exc:
+                    errors.append(str(exc))
+        raise PlanError(f"cannot place on layer {layer} slot {slot}: {_main_reason(errors)}")
+
+    # --- transit ------------------------------------------------------------------------------
+
+    def transit(self, q_start: np.ndarray, q_goal: np.ndarray, *, tower_layers: float,
+                held: HeldBlock | None = None) -> MotionPlan:
+        """Joint-space move with every link (and a held block) out of the tower's keep-out box and
+        off the table."""
+        return MotionPlan("transit", (MoveStep("transit", self._transit(q_start, q_goal, tower_layers,
+                                                                        held)),), held=held)
+
+    def held_block(self, direction) -> HeldBlock:
+        """The block as gripped GRIP_DEPTH from its end, its axis along `direction` (grasp frame)."""
+        b = self.cell.blocks
+        d = np.asarray(direction, float)
+        return HeldBlock(tuple(d / np.linalg.norm(d)), behind=GRIP_DEPTH,
+                         ahead=b.length.mean - GRIP_DEPTH - 0.002, radius=b.height.mean / 2)
+
+    def _transit(self, q_start, q_goal, tower_layers, held=None) -> JointTrajectory:
+        q_start, q_goal = np.asarray(q_start, float), np.asarray(q_goal, float)
+        for q, what in ((q_start, "start"), (q_goal, "goal")):
+            if not self.arm.within_limits(q):
+                raise PlanError(f"transit {what} is outside the joint limits")
+            # The ends may sit in the tower's working zone (approach poses): they are held to the
+            # contact margins, the path between them to the wide transit margin.
+            found = self.checker.contacts(q, tower_layers, CONTACT_MARGIN, held=held,
+                                          fine_margin=FINGER_MARGIN)
+            if found:
+                raise PlanError(f"transit {what} is in collision: {describe(found)}")
+        wide = _Contact(tower_layers, TRANSIT_MARGIN, held=held, fine_margin=None)
+        path = plan_path(q_start, q_goal, lambda q: self._clear(q, wide) or _near(q, q_start, q_goal),
+                         self.arm.q_min, self.arm.q_max)
+        if path is None:
+            raise PlanError("no collision-free transit found between the two configurations")
+        dense = _densify(path, 0.05)
+        return self._timed(dense, TRANSIT_SPEED_SCALE)
+
+    # --- building blocks ----------------------------------------------------------------------
+
+    def _grasp_candidates(self, q_start, face, into, contact):
+        """(rotation, joints, raise) for grasps of a block whose end face is at `face`: level and
+        pitched approaches; at layer 1 the pitched fingers reach the table, so the grasp may
+        also ride up the block by GRASP_RAISES, still holding it over most of its height."""
+        found = []
+        for raise_by in GRASP_RAISES:
+            before = face + into * (GRIP_DEPTH - STANDOFF - 0.01) + np.array([0.0, 0.0, raise_by])
+            try:
+                found += [(r, q, raise_by) for r, q in self._by_distance(
+                    q_start, "grasp", tool_poses.grasp_orientations(into), before, contact)]
+            except PlanError:
+                continue
+        if not found:
+            raise PlanError(f"no collision-free joint configuration grasps the block end at "
+                            f"({face[0]:.3f}, {face[1]:.3f}, {face[2]:.3f}) m")
+        return found
+
+    def _push_candidates(self, q_start, direction, position, contact):
+        """(tip frame, rotation, joints) for every fingertip and roll, nearest first."""
+        found = []
+        for tip in self.arm.fingertip_frames:
+            sign = 1.0 if self.arm.frames[tip].t[0] > 0 else -1.0
+            try:
+                found += [(tip, r, q) for r, q in self._by_distance(
+                    q_start, tip, tool_poses.push_orientations(direction, sign), position, contact)]
+            except PlanError:
+                continue
+        if not found:
+            p = position
+            raise PlanError(f"no collision-free joint configuration puts a fingertip at "
+                            f"({p[0]:.3f}, {p[1]:.3f}, {p[2]:.3f}) m")
+        return sorted(found, key=lambda c: float(np.max(np.abs(c[2] - q_start))))
+
+    def _by_distance(self, q_start, frame, rotations, position, contact):
+        """(rotation, joints) for each candidate rotation that reaches `position` without
+        collision, the one nearest to `q_start` first."""
+        found = []
+        for rotation in rotations:
+            target = tool_poses.pose(rotation, position)
+            try:
+                q = self.arm.ik(target, frame, q_start, accept=lambda q: self._clear(q, contact))
+            except IKError:
+                continue
+            found.append((rotation, q))
+        if not found:
+            p = position
+            raise PlanError(f"no collision-free joint configuration puts the {frame} at "
+                            f"({p[0]:.3f}, {p[1]:.3f}, {p[2]:.3f}) m")
+        return sorted(found, key=lambda c: float(np.max(np.abs(c[1] - q_start))))
+
+    def _line(self, rotation, a, b, frame, q_seed, speed, contact) -> JointTrajectory:
+        """A straight tool move from a to b at constant orientation, sampled every LINE_STEP."""
+        rotation = np.asarray(rotation)
+        length = float(np.linalg.norm(b - a))
+        n = max(1, int(np.ceil(length / LINE_STEP)))
+        qs = [np.asarray(q_seed, float)]
+        for i in range(n + 1):
+            target = tool_poses.pose(rotation, a + (b - a) * (i / n))
+            try:
+                q = self.arm.ik(target, frame, qs[-1], extra_seeds=0)
+            except IKError as exc:
+                raise PlanError(str(exc)) from None
+            if np.max(np.abs(q - qs[-1])) > MAX_JOINT_STEP:
+                raise PlanError("the straight move passes a singularity or a joint limit")
+            found = self.checker.contacts(q, contact.tower_layers, contact.margin, contact.exempt,
+                                          contact.held, contact.fine_margin)
+            if found:
+                raise PlanError(describe(found))
+            qs.append(q)
+        waypoints = np.array(qs[1:])
+        if len(waypoints) < 2:
+            waypoints = np.vstack([waypoints, waypoints])
+        return self._timed(waypoints, 1.0, np.full(len(waypoints) - 1, length / n / speed))
+
+    def _timed(self, waypoints, speed_scale, min_durations=None) -> JointTrajectory:
+        arm = self.cell.arm
+        traj = time_path(waypoints, arm.speed_max, arm.accel_max, speed_scale, min_durations)
+        try:
+            traj.check(*self.limits)
+        except TrajectoryError as exc:
+            raise PlanError(str(exc)) from None
+        return traj
+
+    def _clear(self, q, contact: _Contact) -> bool:
+        return self.checker.is_clear(q, contact.tower_layers, contact.margin, contact.exempt,
+                                     contact.held, contact.fine_margin)
+
+    @staticmethod
+    def _guard(threshold_n, direction, world_up=None) -> ForceGuard | None:
+        if threshold_n is None:
+            return None
+        if world_up is not None:
+            # Guard against the table's reaction: straight up in the world, in tool coordinates.
+            direction = tuple(float(v) for v in np.asarray(world_up).T @ np.array([0.0, 0.0, 1.0]))
+        return ForceGuard(direction, float(threshold_n))
+
+
+def _near(q, a, b, tol=0.02) -> bool:
+    """Within `tol` rad of either end: the ends may sit closer to the tower than the transit margin."""
+    return float(np.max(np.abs(q - a))) < tol or float(np.max(np.abs(q - b))) < tol
+
+
+def _densify(path, max_step) -> np.ndarray:
+    points = [path[0]]
+    for a, b in zip(path[:-1], path[1:]):
+        n = max(1, int(np.ceil(np.max(np.abs(b - a)) / max_step)))
+        points += [a + (b - a) * (i / n) for i in range(1, n + 1)]
+    if len(points) == 1:
+        points.append(points[0])
+    return np.array(points)
+
+
+def _relabel(step, prefix):
+    return replace(step, label=prefix + step.label)
+
+
+def _main_reason(errors: list[str]) -> str:
+    return max(set(errors), key=errors.count) if errors else "no candidate tool orientation"
