@@ -36,6 +36,17 @@ def segment_box_distance(start: np.ndarray, end: np.ndarray, low: np.ndarray,
     return float(d.min()) - length / (n - 1) / 2.0
 
 
+def segments_box_distance(starts: np.ndarray, ends: np.ndarray, low: np.ndarray,
+                          high: np.ndarray, step: float = 0.005) -> np.ndarray:
+    """`segment_box_distance` for many segments (K, 3) at once."""
+    lengths = np.linalg.norm(ends - starts, axis=1)
+    n = max(2, int(np.ceil(lengths.max() / step)) + 1)
+    ts = np.linspace(0.0, 1.0, n)
+    points = starts[:, None, :] + ts[None, :, None] * (ends - starts)[:, None, :]
+    d = point_box_distance(points.reshape(-1, 3), low, high).reshape(len(starts), n)
+    return d.min(axis=1) - lengths / (n - 1) / 2.0
+
+
 @dataclass(frozen=True)
 class Contact:
     part: str         # capsule name ("link3", "body", "probe", ...)
@@ -56,19 +67,23 @@ class CollisionChecker:
         parts, when given), or than its table margin to the table. Parts named in `exempt` may
         touch the tower (the probe while it pushes, a block while it is pulled or set down)."""
         low, high = self.tower.box(tower_layers)
+        caps = self.arm.link_capsules(q, held)
+        fine = np.array([n in FINE_PARTS for n in caps.names])
         found = []
-        for cap in self.arm.link_capsules(q, held):
-            if cap.name not in exempt:
-                s, e = self.tower.to_tower(np.vstack([cap.start, cap.end]))
-                clearance = segment_box_distance(s, e, low, high) - cap.radius
-                margin = fine_margin if fine_margin is not None and cap.name in FINE_PARTS \
-                    else tower_margin
-                if clearance < margin:
-                    found.append(Contact(cap.name, "tower", clearance))
-            if cap.name != "base":
-                clearance = min(cap.start[2], cap.end[2]) - cap.radius
-                if clearance < (TABLE_MARGIN_FINE if cap.name in FINE_PARTS else TABLE_MARGIN):
-                    found.append(Contact(cap.name, "table", clearance))
+        checked = np.array([n not in exempt for n in caps.names])
+        starts = self.tower.to_tower(caps.starts[checked])
+        ends = self.tower.to_tower(caps.ends[checked])
+        clearance = segments_box_distance(starts, ends, low, high) - caps.radii[checked]
+        margins = np.where(fine[checked] & (fine_margin is not None),
+                           fine_margin if fine_margin is not None else 0.0, tower_margin)
+        names = [n for n, c in zip(caps.names, checked) if c]
+        for i in np.flatnonzero(clearance < margins):
+            found.append(Contact(names[i], "tower", float(clearance[i])))
+        table = np.minimum(caps.starts[:, 2], caps.ends[:, 2]) - caps.radii
+        table_margins = np.where(fine, TABLE_MARGIN_FINE, TABLE_MARGIN)
+        for i in np.flatnonzero(table < table_margins):
+            if caps.names[i] != "base":
+                found.append(Contact(caps.names[i], "table", float(table[i])))
         return found
 
     def is_clear(self, q: np.ndarray, tower_layers: float, tower_margin: float,

@@ -32,11 +32,13 @@ class HeldBlock:
 
 
 @dataclass(frozen=True)
-class WorldCapsule:
-    name: str
-    start: np.ndarray
-    end: np.ndarray
-    radius: float
+class CapsuleSet:
+    """World capsules of one configuration: names (K,), starts and ends (K, 3), radii (K,)."""
+
+    names: tuple[str, ...]
+    starts: np.ndarray
+    ends: np.ndarray
+    radii: np.ndarray
 
 
 class ArmModel:
@@ -49,6 +51,8 @@ class ArmModel:
                                 qlim=[lk.q_min, lk.q_max]) for lk in arm.links]
         base = SE3(*arm.base_position) * SE3.Rz(arm.base_yaw)
         self.robot = rtb.DHRobot(links, name=arm.name, base=base)
+        # The ETS form solves IK in compiled code without being rebuilt on every call.
+        self._ets = self.robot.ets()
         self.q_min, self.q_max = arm.q_min, arm.q_max
         self.home = np.array(arm.home)
         tool = cell.tool
@@ -57,8 +61,23 @@ class ArmModel:
         for i, tip in enumerate(tool.fingertips):
             self.frames[f"fingertip{i}"] = SE3(*tip)
         self.fingertip_frames = tuple(f"fingertip{i}" for i in range(len(tool.fingertips)))
-        self._tool_capsules = ([("body", c) for c in tool.body] + [("fingers", c) for c in tool.fingers]
-                               + [("probe", c) for c in tool.probe])
+        tool_capsules = ([("body", c) for c in tool.body] + [("fingers", c) for c in tool.fingers]
+                         + [("probe", c) for c in tool.probe])
+        self._tool_starts = np.array([c.start for _, c in tool_capsules])
+        self._tool_ends = np.array([c.end for _, c in tool_capsules])
+        self._grasp_offset = np.array(tool.grasp_centre)
+        self._base = base.A
+        self._dh = [(lk.d, lk.a, np.cos(lk.alpha), np.sin(lk.alpha), lk.offset) for lk in arm.links]
+        link_names, link_radii = [], []
+        for i, lk in enumerate(arm.links):
+            if abs(lk.d) > 1e-9:
+                link_names.append("base" if i == 0 else f"link{i + 1}")
+                link_radii.append(lk.radius)
+            if abs(lk.a) > 1e-9:
+                link_names.append(f"link{i + 1}")
+                link_radii.append(lk.radius)
+        self._capsule_names = tuple(link_names + [name for name, _ in tool_capsules])
+        self._capsule_radii = np.array(link_radii + [c.radius for _, c in tool_capsules])
         self._rng = np.random.default_rng(0)
 
     @property
@@ -77,7 +96,7 @@ class ArmModel:
     # --- inverse ------------------------------------------------------------------------------
 
     def ik(self, target: SE3, frame: str, q_seed: np.ndarray, accept=None,
-           extra_seeds: int = 12, tol: float = 1e-6) -> np.ndarray:
+           extra_seeds: int = 12, tol: float = 1e-12) -> np.ndarray:
         """Joints that put `frame` at `target`, nearest to `q_seed` among those found.
 
         `ik_LM` is seeded from `q_seed` first; if that fails, or `accept(q)` rejects the answer
@@ -91,7 +110,8 @@ class ArmModel:
         seeds += [rng.uniform(self.q_min, self.q_max) for _ in range(extra_seeds)]
         best, reasons = None, []
         for i, seed in enumerate(seeds):
-            sol = self.robot.ik_LM(flange_target, q0=seed, slimit=1, ilimit=60, tol=tol)
+            # tol bounds the LM cost (half the squared pose error), not the error itself.
+            sol = self._ets.ik_LM(flange_target, q0=seed, slimit=1, ilimit=100, tol=tol)
             if not sol.success:
                 reasons.append(sol.reason)
                 continue
@@ -115,32 +135,52 @@ class ArmModel:
 
     # --- collision geometry -------------------------------------------------------------------
 
-    def link_capsules(self, q: np.ndarray, held: HeldBlock | None = None) -> list[WorldCapsule]:
+    def joint_frames(self, q: np.ndarray) -> np.ndarray:
+        """(J+1, 4, 4) world frames of the base and of every link, by standard DH in plain numpy
+        (the collision checker calls this thousands of times per plan)."""
+        q = np.asarray(q, float)
+        frames = np.empty((self.n + 1, 4, 4))
+        frames[0] = self._base
+        for i, (d, a, ca, sa, offset) in enumerate(self._dh):
+            theta = q[i] + offset
+            ct, st = np.cos(theta), np.sin(theta)
+            link = np.array([[ct, -st * ca, st * sa, a * ct],
+                             [st, ct * ca, -ct * sa, a * st],
+                             [0.0, sa, ca, d],
+                             [0.0, 0.0, 0.0, 1.0]])
+            frames[i + 1] = frames[i] @ link
+        return frames
+
+    def link_capsules(self, q: np.ndarray, held: HeldBlock | None = None) -> CapsuleSet:
         """The arm's links, the tool's parts and a held block (named "held") as world capsules.
 
         A standard-DH link i runs from frame i-1 along its z axis by d_i, then along x_i by a_i;
         each leg becomes a capsule with the link's radius. The base link (first leg of link 1)
         stands on the table and is named "base"."""
-        frames = self.robot.fkine_all(np.asarray(q, float))
-        capsules = []
+        frames = self.joint_frames(q)
+        starts, ends = [], []
         for i, link in enumerate(self.cell.arm.links):
-            prev, cur = frames[i], frames[i + 1]
-            elbow = prev.t + prev.R[:, 2] * link.d
+            origin, z = frames[i][:3, 3], frames[i][:3, 2]
+            elbow = origin + z * link.d
             if abs(link.d) > 1e-9:
-                capsules.append(WorldCapsule("base" if i == 0 else f"link{i + 1}", prev.t.copy(),
-                                             elbow, link.radius))
+                starts.append(origin)
+                ends.append(elbow)
             if abs(link.a) > 1e-9:
-                capsules.append(WorldCapsule(f"link{i + 1}", elbow, cur.t.copy(), link.radius))
+                starts.append(elbow)
+                ends.append(frames[i + 1][:3, 3])
         flange = frames[-1]
-        for part, cap in self._tool_capsules:
-            capsules.append(WorldCapsule(part, _apply(flange, cap.start), _apply(flange, cap.end),
-                                         cap.radius))
+        rot, pos = flange[:3, :3], flange[:3, 3]
+        starts += list(self._tool_starts @ rot.T + pos)
+        ends += list(self._tool_ends @ rot.T + pos)
+        names, radii = self._capsule_names, self._capsule_radii
         if held is not None:
-            grasp = flange * self.frames["grasp"]
-            axis = grasp.R @ np.asarray(held.direction, float)
-            capsules.append(WorldCapsule("held", grasp.t - axis * held.behind,
-                                         grasp.t + axis * held.ahead, held.radius))
-        return capsules
+            grasp = pos + rot @ self._grasp_offset
+            axis = rot @ np.asarray(held.direction, float)
+            starts.append(grasp - axis * held.behind)
+            ends.append(grasp + axis * held.ahead)
+            names = names + ("held",)
+            radii = np.append(radii, held.radius)
+        return CapsuleSet(names, np.array(starts), np.array(ends), radii)
 
     # --- inside -------------------------------------------------------------------------------
 
@@ -159,10 +199,6 @@ class ArmModel:
             while ref[j] - q[j] > np.pi and q[j] + 2 * np.pi <= self.q_max[j]:
                 q[j] += 2 * np.pi
         return q
-
-
-def _apply(pose: SE3, point) -> np.ndarray:
-    return pose.R @ np.asarray(point, float) + pose.t
 
 
 def _distance(a: np.ndarray, b: np.ndarray) -> float:

@@ -37,6 +37,7 @@ PULL_CLEARANCE = 0.02    # how far past the tower face a pulled block ends up
 PLACE_HOVER = 0.04       # held block's bottom above its resting height before the descent
 PLACE_SLOW = 0.008       # last part of the descent, done slowly under a guard
 PLACE_OVERHANG = 0.03    # block set down sticking out this far, then pushed home
+PLACE_PRESS = 0.001      # the guarded descent's end below the nominal resting height
 PROBE_TABLE_CLEARANCE = 0.006  # the fingertip rod pushes no lower than this above the table
 # Keep-out margins (m).
 TRANSIT_MARGIN = 0.02    # everything, away from the tower during transits
@@ -93,7 +94,12 @@ class MotionPlanner:
         finish = face + direction * (depth + protrusion)
         work = _Contact(tower_layers, CONTACT_MARGIN, exempt=("probe",))
         errors = []
-        for tip, rotation, q in self._push_candidates(q_start, direction, start, work):
+        what = f"cannot push layer {layer} slot {slot} from its {'+' if end > 0 else '-'} end"
+        try:
+            candidates = self._push_candidates(q_start, direction, start, work)
+        except PlanError as exc:
+            raise PlanError(f"{what}: {exc}") from None
+        for tip, rotation, q in candidates:
             sign = 1.0 if self.arm.frames[tip].t[0] > 0 else -1.0
             try:
                 approach = self._line(rotation, start, touch, tip, q, APPROACH_SPEED, work)
@@ -107,8 +113,7 @@ class MotionPlanner:
                 return MotionPlan("push", tuple(steps))
             except PlanError as exc:
                 errors.append(str(exc))
-        raise PlanError(f"cannot push layer {layer} slot {slot} from its "
-                        f"{'+' if end > 0 else '-'} end: {_main_reason(errors)}")
+        raise PlanError(f"{what}: {_main_reason(errors)}")
 
     # --- pull ---------------------------------------------------------------------------------
 
@@ -122,7 +127,12 @@ class MotionPlanner:
         face = self.tower.end_face_centre(layer, slot, end, protrusion)
         reach = _Contact(tower_layers, CONTACT_MARGIN)
         errors = []
-        for rotation, q, raise_by in self._grasp_candidates(q_start, face, into, reach):
+        what = f"cannot pull layer {layer} slot {slot} from its {'+' if end > 0 else '-'} end"
+        try:
+            candidates = self._grasp_candidates(q_start, face, into, reach)
+        except PlanError as exc:
+            raise PlanError(f"{what}: {exc}") from None
+        for rotation, q, raise_by in candidates:
             grasp = face + into * GRIP_DEPTH + np.array([0.0, 0.0, raise_by])
             before = grasp - into * (STANDOFF + 0.01)
             out = grasp - into * (self.cell.blocks.length.mean - protrusion + PULL_CLEARANCE)
@@ -140,8 +150,7 @@ class MotionPlanner:
                 ), held=held)
             except PlanError as exc:
                 errors.append(str(exc))
-        raise PlanError(f"cannot pull layer {layer} slot {slot} from its "
-                        f"{'+' if end > 0 else '-'} end: {_main_reason(errors)}")
+        raise PlanError(f"{what}: {_main_reason(errors)}")
 
     # --- place --------------------------------------------------------------------------------
 
@@ -164,13 +173,22 @@ class MotionPlanner:
             carry = _Contact(layer, CONTACT_MARGIN, exempt=("held",), held=held)
             free = _Contact(layer, CONTACT_MARGIN)
             rotations = tool_poses.holding_orientations(into, np.asarray(held.direction))
-            for rotation, q in self._by_distance(q_start, "grasp", rotations, hover, carry):
+            try:
+                candidates = self._by_distance(q_start, "grasp", rotations, hover, carry)
+            except PlanError as exc:
+                errors.append(str(exc))
+                continue
+            for rotation, q in candidates:
                 try:
                     down = self._line(rotation, hover, slow, "grasp", q, PLACE_SPEED, carry)
-                    settle = self._line(rotation, slow, rest - np.array([0, 0, 0.002]), "grasp",
-                                        down.end, PLACE_SLOW_SPEED, carry)
-                    backed = rest - into * (STANDOFF + 0.01)
-                    away = self._line(rotation, rest, backed, "grasp", settle.end, APPROACH_SPEED, free)
+                    # The guarded descent aims a little below the nominal surface, since the real
+                    # one varies with the blocks; the guard stops it on contact.
+                    down_to = rest - np.array([0.0, 0.0, PLACE_PRESS])
+                    settle = self._line(rotation, slow, down_to, "grasp", down.end, PLACE_SLOW_SPEED,
+                                        carry)
+                    backed = down_to - into * (STANDOFF + 0.01)
+                    away = self._line(rotation, down_to, backed, "grasp", settle.end, APPROACH_SPEED,
+                                      free)
                     lift = self._line(rotation, backed, backed + np.array([0, 0, 0.03]), "grasp",
                                       away.end, APPROACH_SPEED, free)
                     steps = [MoveStep("transit", self._transit(q_start, down.start, layer, held)),

@@ -1,0 +1,156 @@
+"""Motion plans: within limits, straight where they must be, clear of the tower and the table."""
+
+import numpy as np
+import pytest
+
+from planning.cell import parse_cell
+from planning.motion.planner import (PLACE_OVERHANG, TRANSIT_MARGIN, MotionPlanner)
+from planning.motion.plans import GripStep, MoveStep, PlanError
+
+TALL = 19
+
+
+def assert_within_limits(planner, plan):
+    arm = planner.cell.arm
+    for move in plan.moves:
+        traj = move.trajectory
+        assert np.all(traj.positions >= arm.q_min - 1e-9) and np.all(traj.positions <= arm.q_max + 1e-9)
+        assert np.all(np.abs(traj.velocities()) <= arm.speed_max * (1 + 1e-6)), move.label
+        assert np.all(np.diff(traj.times) > 0)
+
+
+def assert_continuous(plan):
+    moves = plan.moves
+    for a, b in zip(moves[:-1], moves[1:]):
+        assert np.allclose(a.trajectory.end, b.trajectory.start, atol=1e-9), (a.label, b.label)
+
+
+def tip_path(planner, move, frame):
+    return np.array([planner.arm.fk(q, frame).t for q in move.trajectory.positions])
+
+
+def line_error(points, direction):
+    """Largest distance of points from the line through the first point along `direction`."""
+    rel = points - points[0]
+    along = rel @ direction
+    return float(np.max(np.linalg.norm(rel - np.outer(along, direction), axis=1)))
+
+
+@pytest.fixture(scope="module")
+def push_plan(planner):
+    return planner.push(planner.arm.home, 7, 1, 0.035, tower_layers=TALL, guard_n=0.5)
+
+
+def test_push_plan_is_within_limits_and_continuous(planner, push_plan):
+    assert push_plan.kind == "push"
+    assert [s.label for s in push_plan.steps] == ["transit", "approach", "push", "retreat"]
+    assert np.allclose(push_plan.q_start, planner.arm.home)
+    assert_within_limits(planner, push_plan)
+    assert_continuous(push_plan)
+
+
+def test_push_moves_the_fingertip_straight_along_the_block_axis(planner, push_plan):
+    move = push_plan.step("push")
+    tip = next(f for f in planner.arm.fingertip_frames
+               if np.allclose(planner.arm.fk(move.trajectory.start, f).t,
+                              tip_path(planner, move, f)[0]))
+    points = tip_path(planner, move, tip)
+    axis = planner.tower.axis(7)
+    assert line_error(points, axis) < 3e-4
+    travel = float((points[-1] - points[0]) @ axis)
+    assert abs(travel) == pytest.approx(0.035 + 0.002, abs=1e-4)
+    # The push goes into the tower from the back face, i.e. toward the arm's side.
+    front = planner.tower.front_end(7)
+    assert np.sign(travel) == front
+    rotations = [planner.arm.fk(q, tip).R for q in move.trajectory.positions]
+    assert max(np.abs(r - rotations[0]).max() for r in rotations) < 1e-4
+
+
+def test_push_is_guarded_and_slow(push_plan):
+    move = push_plan.step("push")
+    assert move.guard is not None and move.guard.threshold_n == 0.5
+    assert abs(np.linalg.norm(move.guard.direction) - 1) < 1e-9
+    length = 0.037
+    assert move.trajectory.duration >= length / 0.002 * 0.999
+
+
+def test_transit_keeps_every_link_out_of_the_keep_out_box(planner, push_plan):
+    traj = push_plan.step("transit").trajectory
+    ends = (traj.start, traj.end)
+    for t in np.linspace(0, traj.duration, 200):
+        q = traj.sample(t)
+        if min(np.max(np.abs(q - e)) for e in ends) < 0.02:
+            continue  # the approach pose itself is allowed to sit close to the tower
+        contacts = planner.checker.contacts(q, TALL, TRANSIT_MARGIN - 0.005)
+        assert not contacts, (t, contacts)
+
+
+def test_pull_grasps_the_front_end_and_pulls_straight_out(planner):
+    plan = planner.pull(planner.arm.home, 7, 1, 0.035, tower_layers=TALL)
+    assert [s.label for s in plan.steps] == ["transit", "open", "approach", "close", "pull"]
+    assert isinstance(plan.step("close"), GripStep) and plan.step("close").force_n > 0
+    assert plan.held is not None
+    assert_within_limits(planner, plan)
+    assert_continuous(plan)
+    points = tip_path(planner, plan.step("pull"), "grasp")
+    axis = planner.tower.axis(7)
+    assert line_error(points, axis) < 3e-4
+    front = planner.tower.front_end(7)
+    # Out of the tower at the front: the block ends beyond the face.
+    assert float((points[-1] - points[0]) @ axis) * front > 0.075 - 0.035
+
+
+def test_place_sets_the_block_down_overhanging_then_pushes_it_home(planner):
+    pull = planner.pull(planner.arm.home, 5, 0, 0.035, tower_layers=TALL)
+    plan = planner.place(pull.q_end, 19, 2, pull.held)
+    labels = [s.label for s in plan.steps]
+    assert labels[:6] == ["transit", "descend", "settle", "release", "back_off", "lift"]
+    assert "align_push" in labels
+    assert_within_limits(planner, plan)
+    assert_continuous(plan)
+    settle = plan.step("settle")
+    assert settle.guard is not None
+    # Where the block was let go: its centre is the slot centre moved out along the axis.
+    grasp = planner.arm.fk(settle.trajectory.end, "grasp")
+    held_axis = grasp.R @ np.array(pull.held.direction)
+    assert abs(held_axis[2]) < 1e-6   # the block lies level
+    centre = grasp.t + held_axis * (planner.cell.blocks.length.mean / 2 - 0.012)
+    slot = planner.tower.block_pose(19, 2).t
+    offset = centre - slot
+    assert abs(abs(offset @ planner.tower.axis(19)) - PLACE_OVERHANG) < 1e-3
+    assert abs(offset[2] - (0.0005 - 0.001)) < 1e-3
+    # The align push ends with the block's end flush with the tower face.
+    push = plan.step("align_push")
+    assert push.trajectory.duration > 0
+
+
+def test_unreachable_targets_raise_before_anything_moves(planner, default_cell):
+    with pytest.raises(PlanError, match="layer 90"):
+        planner.push(planner.arm.home, 90, 1, 0.035, tower_layers=91)
+    data = _cell_data(default_cell)
+    data["tower"]["position_m"] = [1.6, 0.0]
+    far = MotionPlanner(parse_cell(data))
+    with pytest.raises(PlanError, match="cannot pull layer 3 slot 1"):
+        far.pull(far.arm.home, 3, 1, 0.035, tower_layers=TALL)
+
+
+def test_transit_into_the_tower_is_refused(planner):
+    from spatialmath import SE3
+    inside = planner.arm.ik(SE3(planner.tower.block_pose(8, 1).t) * SE3.Rx(np.pi), "grasp",
+                            planner.arm.home)
+    with pytest.raises(PlanError, match="transit goal is in collision"):
+        planner.transit(planner.arm.home, inside, tower_layers=TALL)
+
+
+def _cell_data(cell):
+    import tomllib
+    from hardware.cells import DEFAULT_CELL
+    return tomllib.loads(DEFAULT_CELL.read_text())
+
+
+def test_transit_between_two_work_poses_is_planned(planner):
+    a = planner.push(planner.arm.home, 4, 0, 0.01, tower_layers=TALL).q_end
+    b = planner.pull(planner.arm.home, 12, 2, 0.035, tower_layers=TALL).step("approach").trajectory.start
+    plan = planner.transit(a, b, tower_layers=TALL)
+    assert np.allclose(plan.q_start, a) and np.allclose(plan.q_end, b)
+    assert_within_limits(planner, plan)
