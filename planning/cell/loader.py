@@ -136,7 +136,9 @@ def _arm(r: _Reader) -> Arm:
             q_min=q_min, q_max=q_max,
             speed_max=j.number("speed_max_deg_s", 1, 1000) * DEG,
             accel_max=j.number("accel_max_deg_s2", 1, 10000) * DEG,
-            radius=j.number("link_radius_m", 0.005, 0.3)))
+            radius=j.number("link_radius_m", 0.005, 0.3),
+            mass=j.number("link_mass_kg", 0.01, 100),
+            torque_max=j.number("torque_max_nm", 0.1, 2000)))
     home = r.vector("home_deg", 6, -360, 360, scale=DEG)
     for i, (q, link) in enumerate(zip(home, links)):
         if not link.q_min <= q <= link.q_max:

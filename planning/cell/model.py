@@ -25,6 +25,8 @@ class DHLink:
     speed_max: float      # rad/s
     accel_max: float      # rad/s^2
     radius: float         # collision capsule radius of the link, m
+    mass: float           # kg
+    torque_max: float     # N m
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,71 @@
+"""`jenga-robot sim check`: the simulated cell's realism figures."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from controller.commands.cell_cmd import load, parse_layers
+from controller.commands.common import EXIT_FAILED, CommandError
+from controller.commands.progress import Progress
+from hardware.cells import DEFAULT_CELL
+
+
+def register(commands: argparse._SubParsersAction) -> None:
+    sim = commands.add_parser("sim", help="the simulated cell")
+    sub = sim.add_subparsers(dest="sim_command", required=True, metavar="{check}")
+    check = sub.add_parser("check", help="measure the simulator's realism figures")
+    check.add_argument("--cell", default=str(DEFAULT_CELL), metavar="FILE")
+    check.add_argument("--seed", type=int, default=1, help="tower seed (default %(default)s)")
+    check.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
+    check.add_argument("--layers", default="1-17", metavar="A-B",
+                       help="layers to probe (default %(default)s; fewer for a quick look)")
+    check.add_argument("--drift-s", type=float, default=120.0,
+                       help="simulated seconds of the drift test (default %(default)s)")
+    check.set_defaults(run=run_check)
+
+
+def run_check(args: argparse.Namespace) -> int:
+    from hardware.sim.realism import measure  # mujoco loads only for sim commands
+    from hardware.sim.world import SimBuildError
+
+    cell = load(args.cell)
+    layers = parse_layers(args.layers)
+    if layers.stop - 1 >= cell.blocks.layers:
+        raise CommandError(f"--layers {args.layers}: probe layers 1 to {cell.blocks.layers - 1} "
+                           f"(the top layer of a fresh tower is not a source)")
+    if not args.drift_s > 0:
+        raise CommandError("--drift-s must be positive")
+    progress = Progress("sim check")
+    try:
+        figures = measure(cell, args.seed, drift_s=args.drift_s, layers=layers,
+                          progress=lambda what, done, total: progress(done, total))
+    except SimBuildError as exc:
+        raise CommandError(str(exc)) from None
+    report = figures.to_json()
+    if args.json:
+        Path(args.json).write_text(json.dumps(report, indent=2) + "\n")
+    print(render(report))
+    return 0 if all(report["meets_targets"].values()) else EXIT_FAILED
+
+
+def render(report: dict) -> str:
+    ok = report["meets_targets"]
+    mark = {True: "ok", False: "MISSED"}
+    lines = [f"sim check, seed {report['seed']}",
+             f"  drift_mm_max          {report['drift_mm_max']:.4f}   target <= 0.2   {mark[ok['drift_mm_max']]}"
+             f"   (over {report['drift_s']:g} s; kept awake: {report['drift_mm_max_awake']:.4f})",
+             f"  loose_fraction        {report['loose_fraction']:.3f}    target 0.2-0.7  "
+             f"{mark[ok['loose_fraction']]}   (peak < 0.3 N on a 5 mm push at 2 mm/s)",
+             f"  tight_fraction        {report['tight_fraction']:.3f}             (peak > 1 N)",
+             f"  forced_push_disturbs  {str(report['forced_push_disturbs']).lower():5s}    target true     "
+             f"{mark[ok['forced_push_disturbs']]}   (layer 2 slot {report['forced_push_block'][1]} pushed "
+             f"20 mm: another block moved {report['forced_push_others_mm']:.1f} mm"
+             f"{', tower toppled' if report['forced_push_toppled'] else ''})",
+             f"  rtf                   {report['rtf']:.2f}     target >= 1     {mark[ok['rtf']]}"
+             f"   (tower awake, arm moving; with sleeping: {report['rtf_sleeping']:.1f})",
+             "  probe_peak_n by layer (slot 0, 1, 2):"]
+    for layer, row in enumerate(report["probe_peak_n"], start=1):
+        lines.append(f"    layer {layer:2d}  " + "  ".join(f"{f:5.2f}" for f in row))
+    return "\n".join(lines)

@@ -1,0 +1,139 @@
+"""What really happened in the simulated cell: block poses, which blocks left their place, contact
+forces, and the tower as the rules see it.
+
+For tests and benchmarks only. Nothing in controller/, planning/ or perception/ may use it: the
+product must see the tower through its cameras and feel it through the wrist sensor.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import mujoco
+import numpy as np
+
+from hardware.sim.world import SimWorld
+from planning.tower import TowerState
+
+# A block whose centre is more than this below its layer's nominal height has fallen.
+FALLEN_DROP = 0.02
+
+
+@dataclass(frozen=True)
+class BlockPose:
+    block: int
+    position: np.ndarray   # centre, tower frame, m
+    axis: np.ndarray       # unit vector along the block's length, tower frame
+    yaw: float             # rad about the tower's z, of the length axis
+    tilt: float            # rad between the block's z axis and the vertical
+
+
+class GroundTruth:
+    """Reads the world's true state. `reference()` snapshots where every block is now, so later
+    displacements are measured from it (a fresh tower, the start of a turn)."""
+
+    def __init__(self, world: SimWorld):
+        self.world = world
+        x, y = world.cell.tower.position
+        yaw = world.cell.tower.yaw
+        c, s = np.cos(yaw), np.sin(yaw)
+        self._rot = np.array([[c, s, 0.0], [-s, c, 0.0], [0.0, 0.0, 1.0]])  # world -> tower
+        self._origin = np.array([x, y, 0.0])
+        self._reference = self.positions()
+        self._height = world.cell.blocks.height.mean
+
+    # --- poses --------------------------------------------------------------------------------
+
+    def pose(self, block: int) -> BlockPose:
+        data = self.world.data
+        body = self.world.block_body[block]
+        position = self._rot @ (data.xpos[body] - self._origin)
+        rot = self._rot @ data.xmat[body].reshape(3, 3)
+        axis = rot[:, 0]
+        tilt = float(np.arccos(np.clip(rot[2, 2], -1.0, 1.0)))
+        return BlockPose(block, position, axis, float(np.arctan2(axis[1], axis[0])), tilt)
+
+    def positions(self) -> dict[int, np.ndarray]:
+        """Every block's centre, tower frame."""
+        return {b.index: self.pose(b.index).position for b in self.world.blocks}
+
+    def reference(self) -> None:
+        """From now on, displacements are measured from the blocks' current places."""
+        self._reference = self.positions()
+
+    def displacements(self) -> dict[int, float]:
+        """How far each block's centre is from its reference place (m)."""
+        now = self.positions()
+        return {b: float(np.linalg.norm(now[b] - self._reference[b])) for b in now}
+
+    def displaced(self, tolerance: float) -> list[int]:
+        """Blocks that moved more than `tolerance` (m) from their reference places."""
+        return sorted(b for b, d in self.displacements().items() if d > tolerance)
+
+    # --- the tower as the rules see it --------------------------------------------------------
+
+    def slot_of(self, block: int) -> tuple[int, int] | None:
+        """(layer, slot) the block sits in now, or None when it is not in the tower's footprint
+        lying level (fallen, held, or on the table beside the tower)."""
+        p = self.pose(block)
+        layer = int(round(p.position[2] / self._height + 0.5))
+        if layer < 1 or p.tilt > np.radians(10):
+            return None
+        along_x = abs(p.axis[0]) > abs(p.axis[1])
+        if along_x != (layer % 2 == 1):
+            return None
+        across = p.position[1] if along_x else p.position[0]
+        along = p.position[0] if along_x else p.position[1]
+        width = self.world.cell.blocks.width.mean
+        slot = int(round(across / width)) + 1
+        if slot not in (0, 1, 2) or abs(along) > self.world.cell.blocks.length.mean / 2:
+            return None
+        expected_z = (layer - 0.5) * self._height
+        if abs(p.position[2] - expected_z) > self._height / 2:
+            return None
+        return layer, slot
+
+    def tower_state(self, blocks_moved: int = 0) -> TowerState:
+        """Occupancy from where the blocks really are (raises TowerError if it is no tower)."""
+        occupied = {}
+        for b in self.world.blocks:
+            where = self.slot_of(b.index)
+            if where is not None:
+                occupied[where] = True
+        top = max((layer for layer, _ in occupied), default=0)
+        rows = [tuple(occupied.get((layer, s), False) for s in range(3)) for layer in range(1, top + 1)]
+        return TowerState(tuple(rows), blocks_moved)
+
+    def fallen(self) -> list[int]:
+        """Blocks well below their reference height: off the tower, on the table."""
+        now = self.positions()
+        return sorted(b for b in now if self._reference[b][2] - now[b][2] > FALLEN_DROP)
+
+    def tower_fell(self, min_blocks: int = 3) -> bool:
+        return len(self.fallen()) >= min_blocks
+
+    # --- forces -------------------------------------------------------------------------------
+
+    def contact_force(self, block: int) -> float:
+        """Sum of normal contact forces on a block (N)."""
+        model, data = self.world.model, self.world.data
+        geom = self.world.block_geom[block]
+        total = 0.0
+        wrench = np.zeros(6)
+        for i in range(data.ncon):
+            contact = data.contact[i]
+            if geom in (contact.geom1, contact.geom2):
+                mujoco.mj_contactForce(model, data, i, wrench)
+                total += abs(wrench[0])
+        return total
+
+    def fingertip_force(self) -> float:
+        """Force in the robot's compliant fingertip (N): stiffness times deflection."""
+        return abs(self.world.fingertip_deflection()) * self.world.cell.tool.fingertip_stiffness
+
+    def block_at(self, layer: int, slot: int) -> int | None:
+        """The block sitting in (layer, slot), if any."""
+        for b in self.world.blocks:
+            if self.slot_of(b.index) == (layer, slot):
+                return b.index
+        return None

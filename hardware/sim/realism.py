@@ -1,0 +1,159 @@
+"""The simulator's realism figures, each measured, never assumed (`jenga-robot sim check`).
+
+- drift: an untouched 18-layer tower over 120 s, with the product's physics (the resting tower
+  sleeps) and, for the record, with every body kept awake;
+- looseness: the peak force of a 5 mm push at 2 mm/s on every block of layers 1 to 17 of a fresh
+  tower (restored between probes), with the force gauge of `probe_stage.py`;
+- forced push: the most load-bearing block of layer 2, pushed 20 mm, must drag another block more
+  than 2 mm or topple the tower;
+- real-time factor of the whole cell, tower awake and arm moving.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Callable
+
+import mujoco
+import numpy as np
+
+from hardware.sim.ground_truth import GroundTruth
+from hardware.sim.probe_stage import ProbeStage
+from hardware.sim.world import SimWorld
+from planning.cell.model import Cell
+
+TARGETS = {
+    "drift_mm_max": "<= 0.2",
+    "loose_fraction": "0.2 to 0.7",
+    "forced_push_disturbs": "true",
+    "rtf": ">= 1",
+}
+LOOSE_N = 0.3
+TIGHT_N = 1.0
+PROBE_DEPTH = 0.005
+PROBE_SPEED = 0.002
+FORCED_DEPTH = 0.020
+FORCED_SPEED = 0.005
+DISTURB_M = 0.002
+
+
+@dataclass
+class RealismFigures:
+    seed: int
+    drift_mm_max: float = float("nan")
+    drift_mm_max_awake: float = float("nan")
+    drift_s: float = 0.0
+    probe_peak_n: list[list[float]] = field(default_factory=list)
+    loose_fraction: float = float("nan")
+    tight_fraction: float = float("nan")
+    forced_push_disturbs: bool = False
+    forced_push_block: list[int] = field(default_factory=list)   # [layer, slot]
+    forced_push_others_mm: float = float("nan")
+    forced_push_toppled: bool = False
+    rtf: float = float("nan")
+    rtf_sleeping: float = float("nan")
+
+    def to_json(self) -> dict:
+        out = asdict(self)
+        out["targets"] = TARGETS
+        out["meets_targets"] = self.meets_targets()
+        return out
+
+    def meets_targets(self) -> dict[str, bool]:
+        return {"drift_mm_max": bool(self.drift_mm_max <= 0.2),
+                "loose_fraction": bool(0.2 <= self.loose_fraction <= 0.7),
+                "forced_push_disturbs": bool(self.forced_push_disturbs),
+                "rtf": bool(self.rtf >= 1.0)}
+
+
+Progress = Callable[[str, int, int], None]
+
+
+def measure(cell: Cell, seed: int, *, drift_s: float = 120.0, layers: range = range(1, 18),
+            awake_drift: bool = True, rtf_s: float = 5.0,
+            progress: Progress | None = None) -> RealismFigures:
+    """Every figure for one seed. `layers`, `drift_s` and `rtf_s` may be cut down for quick
+    checks."""
+    figures = RealismFigures(seed=seed, drift_s=drift_s)
+    world = SimWorld(cell, seed, markers=False, probe_stage=True)
+    truth = GroundTruth(world)
+    fresh = world.save()
+    figures.drift_mm_max = drift_mm(world, truth, drift_s)
+    if awake_drift:
+        world.restore(fresh)
+        world.model.opt.enableflags &= ~int(mujoco.mjtEnableBit.mjENBL_SLEEP)
+        figures.drift_mm_max_awake = drift_mm(world, truth, drift_s)
+        world.model.opt.enableflags |= int(mujoco.mjtEnableBit.mjENBL_SLEEP)
+    stage = ProbeStage(world, truth)
+    peaks = []
+    for i, layer in enumerate(layers):
+        row = []
+        for slot in range(3):
+            world.restore(fresh)
+            truth.reference()
+            block = truth.block_at(layer, slot)
+            if block is None:
+                raise RuntimeError(f"seed {seed}: no block in layer {layer} slot {slot} of a fresh tower")
+            row.append(round(stage.push(block, PROBE_DEPTH, PROBE_SPEED).peak_force_n, 4))
+        peaks.append(row)
+        if progress:
+            progress("probing", i + 1, len(layers))
+    figures.probe_peak_n = peaks
+    flat = np.array(peaks).ravel()
+    figures.loose_fraction = round(float(np.mean(flat < LOOSE_N)), 4)
+    figures.tight_fraction = round(float(np.mean(flat > TIGHT_N)), 4)
+    # The forced push: the block of layer 2 that resisted most is the one carrying the load.
+    world.restore(fresh)
+    truth.reference()
+    layer2 = peaks[list(layers).index(2)] if 2 in layers else None
+    slot = int(np.argmax(layer2)) if layer2 else _heaviest_slot(truth, 2)
+    block = truth.block_at(2, slot)
+    stage.push(block, FORCED_DEPTH, FORCED_SPEED)
+    world.step_for(1.0)   # let anything that was knocked loose land
+    figures.forced_push_block = [2, slot]
+    moved = truth.displacements()
+    moved.pop(block)
+    figures.forced_push_others_mm = round(max(moved.values()) * 1000, 3)
+    figures.forced_push_toppled = truth.tower_fell()
+    figures.forced_push_disturbs = bool(max(moved.values()) > DISTURB_M or figures.forced_push_toppled)
+    world.restore(fresh)
+    figures.rtf, figures.rtf_sleeping = real_time_factor(world, fresh, rtf_s)
+    world.close()
+    return figures
+
+
+def drift_mm(world: SimWorld, truth: GroundTruth, seconds: float) -> float:
+    """Largest displacement of any block (mm) over `seconds` of simulated time, untouched."""
+    truth.reference()
+    world.step_for(seconds)
+    return round(max(truth.displacements().values()) * 1000, 4)
+
+
+def real_time_factor(world: SimWorld, fresh, seconds: float = 5.0) -> tuple[float, float]:
+    """Simulated seconds per wall second while the arm moves through a slow sweep; first with
+    every body awake (the worst case: the whole tower integrated every step), then with the
+    product's sleeping on."""
+    results = []
+    for sleep in (False, True):
+        world.restore(fresh)
+        flag = int(mujoco.mjtEnableBit.mjENBL_SLEEP)
+        if sleep:
+            world.model.opt.enableflags |= flag
+        else:
+            world.model.opt.enableflags &= ~flag
+        home = np.array(world.cell.arm.home)
+        steps = int(seconds / world.timestep)
+        start = time.perf_counter()
+        for i in range(steps):
+            phase = 2 * np.pi * i * world.timestep / seconds
+            world.set_joint_targets(home + 0.3 * np.sin(phase) * np.array([1, 0.3, -0.3, 0.5, 0.5, 1]))
+            world.step(1)
+        results.append(round(seconds / (time.perf_counter() - start), 3))
+    world.model.opt.enableflags |= int(mujoco.mjtEnableBit.mjENBL_SLEEP)
+    return results[0], results[1]
+
+
+def _heaviest_slot(truth: GroundTruth, layer: int) -> int:
+    forces = [truth.contact_force(truth.block_at(layer, s)) for s in range(3)]
+    return int(np.argmax(forces))

@@ -1,0 +1,190 @@
+"""The simulated cell: MuJoCo model and data, stepped in simulated time, with the arm's servo
+targets, the gripper, the wrist force/torque sensor (noise and slow bias drift) and the cameras.
+
+This is the physical world the virtual firmware and the camera server talk to. It knows nothing of
+the serial protocol. The ground truth a test may read lives in `ground_truth.py`.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+import numpy as np
+
+if not os.environ.get("DISPLAY"):
+    os.environ.setdefault("MUJOCO_GL", "egl")  # offscreen rendering without a display
+
+import mujoco  # noqa: E402
+
+from hardware.sim import mjcf  # noqa: E402
+from hardware.sim.blocks import BlockSpec, draw_tower  # noqa: E402
+from planning.cell.model import Cell  # noqa: E402
+
+SETTLE_S = 1.0
+
+
+class SimBuildError(RuntimeError):
+    """The simulator cannot build a model from this cell."""
+
+
+@dataclass
+class SavedState:
+    time: float
+    state: np.ndarray
+    ctrl: np.ndarray
+    bias: np.ndarray
+
+
+class SimWorld:
+    """One simulated cell with a tower drawn from `seed`. The tower is settled on construction."""
+
+    def __init__(self, cell: Cell, seed: int = 1, *, markers: bool = True,
+                 probe_stage: bool = False, settle_s: float = SETTLE_S):
+        self.cell = cell
+        self.seed = seed
+        self.blocks: list[BlockSpec] = draw_tower(cell.blocks, seed)
+        built = mjcf.build(cell, self.blocks, markers_on=markers, probe_stage=probe_stage)
+        try:
+            self.model = mujoco.MjModel.from_xml_string(built.xml, built.assets)
+        except ValueError as exc:
+            raise SimBuildError(f"the simulator cannot build cell {cell.name!r}: {exc}") from None
+        self.data = mujoco.MjData(self.model)
+        self._rng = np.random.default_rng(seed + 7919)
+        self._bias = np.zeros(6)
+        self._ids()
+        self.place_arm(np.array(cell.arm.home))
+        self.set_gripper(cell.tool.stroke)
+        self._open_fingers()
+        mujoco.mj_forward(self.model, self.data)
+        self.step_for(settle_s)
+        self.data.time = 0.0  # the world's clock starts once the tower stands
+        self._renderers: dict[tuple[int, int], mujoco.Renderer] = {}
+
+    def _ids(self) -> None:
+        m = self.model
+        self.joint_qpos = np.array([m.jnt_qposadr[m.joint(f"joint{i + 1}").id] for i in range(6)])
+        self.joint_dof = np.array([m.jnt_dofadr[m.joint(f"joint{i + 1}").id] for i in range(6)])
+        self.arm_act = np.array([m.actuator(f"joint{i + 1}").id for i in range(6)])
+        self.finger_qpos = [m.jnt_qposadr[m.joint(f"finger_{s}").id] for s in "ab"]
+        self.finger_act = [m.actuator(f"finger_{s}").id for s in "ab"]
+        self.block_body = {b.index: m.body(f"block{b.index}").id for b in self.blocks}
+        self.block_geom = {b.index: m.geom(f"block{b.index}").id for b in self.blocks}
+        self.fingertip_qpos = m.jnt_qposadr[m.joint("fingertip").id]
+        self._force_adr = m.sensor_adr[m.sensor("wrist_force").id]
+        self._torque_adr = m.sensor_adr[m.sensor("wrist_torque").id]
+
+    # --- time ---------------------------------------------------------------------------------
+
+    @property
+    def time(self) -> float:
+        """Simulated seconds since the tower settled."""
+        return float(self.data.time)
+
+    @property
+    def timestep(self) -> float:
+        return float(self.model.opt.timestep)
+
+    def step(self, n: int = 1) -> None:
+        for _ in range(n):
+            mujoco.mj_step(self.model, self.data)
+            self._drift_bias()
+
+    def step_for(self, seconds: float) -> None:
+        self.step(int(round(seconds / self.timestep)))
+
+    # --- arm and gripper ----------------------------------------------------------------------
+
+    def joint_positions(self) -> np.ndarray:
+        return self.data.qpos[self.joint_qpos].copy()
+
+    def joint_velocities(self) -> np.ndarray:
+        return self.data.qvel[self.joint_dof].copy()
+
+    def set_joint_targets(self, q: np.ndarray) -> None:
+        """Servo set-points (rad); the joint controllers track them."""
+        self.data.ctrl[self.arm_act] = q
+
+    def joint_targets(self) -> np.ndarray:
+        return self.data.ctrl[self.arm_act].copy()
+
+    def place_arm(self, q: np.ndarray) -> None:
+        """Put the arm at `q`, at rest, with the servos holding it (setting up a scene)."""
+        self.data.qpos[self.joint_qpos] = q
+        self.data.qvel[self.joint_dof] = 0.0
+        self.set_joint_targets(q)
+        mujoco.mj_forward(self.model, self.data)
+
+    def set_gripper(self, width: float) -> None:
+        """Target opening between the pads (m); closing on a block stops at the block, squeezing
+        with the cell's grip force."""
+        half = float(np.clip(width, 0.0, self.cell.tool.stroke)) / 2
+        self.data.ctrl[self.finger_act] = half
+
+    def gripper_width(self) -> float:
+        return float(sum(self.data.qpos[a] for a in self.finger_qpos))
+
+    def _open_fingers(self) -> None:
+        for adr in self.finger_qpos:
+            self.data.qpos[adr] = self.cell.tool.stroke / 2
+
+    # --- sensing ------------------------------------------------------------------------------
+
+    def true_wrench(self) -> np.ndarray:
+        """Force (N) and torque (N m) the tool exerts on the sensor, sensor frame, no noise.
+
+        MuJoCo reports the force the parent (flange) exerts on the tool; the sensor reads the
+        tool's weight and contact loads, so the sign is flipped."""
+        f = self.data.sensordata[self._force_adr:self._force_adr + 3]
+        t = self.data.sensordata[self._torque_adr:self._torque_adr + 3]
+        return -np.concatenate([f, t])
+
+    def wrench(self) -> np.ndarray:
+        """What the wrist force/torque sensor reads: the true wrench plus white noise and a slowly
+        wandering bias, as a strain-gauge sensor does."""
+        tool = self.cell.tool
+        noise = np.concatenate([self._rng.normal(0, tool.sensor_noise_force, 3),
+                                self._rng.normal(0, tool.sensor_noise_torque, 3)])
+        return self.true_wrench() + self._bias + noise
+
+    def fingertip_deflection(self) -> float:
+        """How far the compliant fingertip is pushed in along the rod (m, signed along tool x)."""
+        return float(self.data.qpos[self.fingertip_qpos])
+
+    def _drift_bias(self) -> None:
+        rate = self.cell.tool.sensor_bias_drift
+        if rate > 0:
+            step = rate * np.sqrt(self.timestep)
+            self._bias[:3] += self._rng.normal(0, step, 3)
+            self._bias[3:] += self._rng.normal(0, step * 0.05, 3)
+
+    # --- cameras ------------------------------------------------------------------------------
+
+    def render(self, camera: str) -> np.ndarray:
+        """RGB image (H, W, 3) from a cell camera at the current state."""
+        cam = self.cell.camera(camera)
+        key = (cam.height, cam.width)
+        if key not in self._renderers:
+            self._renderers[key] = mujoco.Renderer(self.model, cam.height, cam.width)
+        renderer = self._renderers[key]
+        renderer.update_scene(self.data, camera=camera)
+        return renderer.render()
+
+    def close(self) -> None:
+        for renderer in self._renderers.values():
+            renderer.close()
+        self._renderers.clear()
+
+    # --- state --------------------------------------------------------------------------------
+
+    def save(self) -> SavedState:
+        spec = mujoco.mjtState.mjSTATE_INTEGRATION
+        state = np.empty(mujoco.mj_stateSize(self.model, spec))
+        mujoco.mj_getState(self.model, self.data, state, spec)
+        return SavedState(self.time, state, self.data.ctrl.copy(), self._bias.copy())
+
+    def restore(self, saved: SavedState) -> None:
+        mujoco.mj_setState(self.model, self.data, saved.state, mujoco.mjtState.mjSTATE_INTEGRATION)
+        self.data.ctrl[:] = saved.ctrl
+        self._bias = saved.bias.copy()
+        mujoco.mj_forward(self.model, self.data)

@@ -1,0 +1,100 @@
+"""The simulated cell: a standing tower, an arm that matches the planner, a sensor that reads."""
+
+import cv2
+import mujoco
+import numpy as np
+import pytest
+
+from hardware.sim.ground_truth import GroundTruth
+from hardware.sim.markers import DICTIONARY, block_of_marker
+from hardware.sim.world import SimBuildError, SimWorld
+from planning.kinematics import ArmModel
+
+
+def test_fresh_tower_stands_and_reads_as_a_full_tower(world, fresh):
+    world.restore(fresh)
+    truth = GroundTruth(world)
+    state = truth.tower_state()
+    assert state.stories() == "18" and state.block_count == 54
+    world.step_for(5.0)
+    assert max(truth.displacements().values()) < 0.0002
+
+
+def test_awake_tower_creeps_less_than_a_few_microns_a_second(world, fresh):
+    world.restore(fresh)
+    truth = GroundTruth(world)
+    flag = int(mujoco.mjtEnableBit.mjENBL_SLEEP)
+    world.model.opt.enableflags &= ~flag
+    try:
+        world.step_for(3.0)
+    finally:
+        world.model.opt.enableflags |= flag
+    assert max(truth.displacements().values()) < 0.00005
+
+
+def test_same_seed_same_settled_tower(default_cell, world, fresh):
+    world.restore(fresh)
+    other = SimWorld(default_cell, 1, markers=False)
+    a, b = GroundTruth(world).positions(), GroundTruth(other).positions()
+    assert all(np.allclose(a[k], b[k], atol=1e-9) for k in a)
+
+
+def test_arm_in_the_simulator_is_the_planners_arm(default_cell, world, fresh):
+    world.restore(fresh)
+    arm = ArmModel(default_cell)
+    q = arm.home + np.array([0.2, -0.1, 0.15, 0.3, -0.2, 0.5])
+    world.place_arm(q)
+    site = world.data.site_xpos[world.model.site("grasp").id]
+    assert np.allclose(site, arm.fk(q, "grasp").t, atol=1e-6)
+
+
+def test_joint_servos_track_a_new_target(world, fresh):
+    world.restore(fresh)
+    target = world.joint_positions() + np.radians([5, -3, 4, 6, -5, 8])
+    world.set_joint_targets(target)
+    world.step_for(1.0)
+    assert np.max(np.abs(world.joint_positions() - target)) < np.radians(0.1)
+
+
+def test_wrist_sensor_reads_the_tool_weight_with_noise(world, fresh, default_cell):
+    world.restore(fresh)
+    world.place_arm(np.array(default_cell.arm.home))
+    world.step_for(0.2)
+    readings = np.array([world.wrench()[:3] for _ in range(200)])
+    weight = default_cell.tool.mass * 9.81
+    assert abs(np.linalg.norm(readings.mean(axis=0)) - weight) < 0.5
+    assert 0.005 < readings[:, 0].std() < 0.1
+
+
+def test_gripper_opens_and_closes(world, fresh):
+    world.restore(fresh)
+    world.set_gripper(0.0)
+    world.step_for(0.5)
+    assert world.gripper_width() < 0.001
+    world.set_gripper(0.03)
+    world.step_for(0.5)
+    assert abs(world.gripper_width() - 0.03) < 0.001
+
+
+def test_cameras_see_the_block_markers(world, fresh):
+    world.restore(fresh)
+    detector = cv2.aruco.ArucoDetector(cv2.aruco.getPredefinedDictionary(DICTIONARY),
+                                       cv2.aruco.DetectorParameters())
+    seen = set()
+    for cam in world.cell.cameras:
+        image = world.render(cam.name)
+        assert image.shape == (cam.height, cam.width, 3)
+        _, ids, _ = detector.detectMarkers(cv2.cvtColor(image, cv2.COLOR_RGB2GRAY))
+        if ids is not None:
+            seen |= {block_of_marker(int(i))[0] for i in ids.ravel()}
+    assert len(seen) >= 20
+    assert seen <= set(range(54))
+
+
+def test_a_cell_the_simulator_cannot_build(default_cell):
+    import dataclasses
+    from planning.cell.model import Capsule
+    broken_tool = dataclasses.replace(default_cell.tool, body=(Capsule((0, 0, 0.05), (0, 0, 0.05), 0.0004),))
+    cell = dataclasses.replace(default_cell, tool=broken_tool)
+    with pytest.raises(SimBuildError, match="cannot build cell 'default'"):
+        SimWorld(cell, 1, markers=False)
