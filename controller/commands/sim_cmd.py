@@ -1,4 +1,4 @@
-"""`jenga-robot sim check`: the simulated cell's realism figures."""
+"""`jenga-robot sim check|serve`: the simulated cell's realism figures, and the cell as hardware."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from hardware.cells import DEFAULT_CELL
 
 def register(commands: argparse._SubParsersAction) -> None:
     sim = commands.add_parser("sim", help="the simulated cell")
-    sub = sim.add_subparsers(dest="sim_command", required=True, metavar="{check}")
+    sub = sim.add_subparsers(dest="sim_command", required=True, metavar="{check,serve}")
     check = sub.add_parser("check", help="measure the simulator's realism figures")
     check.add_argument("--cell", default=str(DEFAULT_CELL), metavar="FILE")
     check.add_argument("--seed", type=int, default=1, help="tower seed (default %(default)s)")
@@ -24,6 +24,41 @@ def register(commands: argparse._SubParsersAction) -> None:
     check.add_argument("--drift-s", type=float, default=120.0,
                        help="simulated seconds of the drift test (default %(default)s)")
     check.set_defaults(run=run_check)
+
+    serve = sub.add_parser("serve", help="run the simulated cell as hardware: a serial pty for the "
+                                         "arm, an MJPEG URL per camera")
+    serve.add_argument("--cell", default=str(DEFAULT_CELL), metavar="FILE")
+    serve.add_argument("--seed", type=int, default=1, help="tower seed (default %(default)s)")
+    serve.add_argument("--no-cameras", action="store_true", help="serve the arm only")
+    serve.set_defaults(run=run_serve)
+
+
+def run_serve(args: argparse.Namespace) -> int:
+    import signal
+    import threading
+
+    from hardware.sim.server import SimServer
+    from hardware.sim.world import SimBuildError
+
+    cell = load(args.cell)
+    try:
+        server = SimServer(cell, args.seed, cameras=not args.no_cameras)
+    except SimBuildError as exc:
+        raise CommandError(str(exc)) from None
+    done = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: done.set())
+    with server:
+        print(f"serial: {server.serial_path}", flush=True)
+        for name, url in server.camera_urls().items():
+            print(f"camera {name}: {url}", flush=True)
+        print(f"simulated cell {cell.name!r}, seed {args.seed}: serving until interrupted", flush=True)
+        try:
+            while not done.wait(0.5):
+                pass
+        except KeyboardInterrupt:
+            pass
+    print("stopped", flush=True)
+    return 0
 
 
 def run_check(args: argparse.Namespace) -> int:

@@ -7,19 +7,14 @@ the serial protocol. The ground truth a test may read lives in `ground_truth.py`
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 
+import mujoco
 import numpy as np
 
-if not os.environ.get("DISPLAY"):
-    os.environ.setdefault("MUJOCO_GL", "egl")  # offscreen rendering without a display
-
-import mujoco  # noqa: E402
-
-from hardware.sim import mjcf  # noqa: E402
-from hardware.sim.blocks import BlockSpec, draw_tower  # noqa: E402
-from planning.cell.model import Cell  # noqa: E402
+from hardware.sim import mjcf
+from hardware.sim.blocks import BlockSpec, draw_tower
+from planning.cell.model import Cell
 
 SETTLE_S = 1.0
 

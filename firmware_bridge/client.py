@@ -1,0 +1,411 @@
+"""`ArmClient`: the host's handle on the arm's microcontroller.
+
+Lifecycle: `connect()` opens the port and shakes hands (protocol version checked, joint limits
+read); `enable()`, `home()`; then motions; `close()` (or leaving the `with` block) stops the arm
+whatever happened. A heartbeat thread keeps the device's watchdog fed. Every wait is bounded in
+the device's own time; every fault surfaces as a typed error (firmware_bridge.errors), after which
+the client has already told the arm to stop.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+from firmware_bridge.errors import (ArmError, ArmTimeout, CommandRefused, ConnectError, DeviceFault,
+                                    DeviceResetError, FrameDropError, LinkError,
+                                    VersionMismatchError)
+from firmware_bridge.link import DEFAULT_BAUD, SerialLink
+from firmware_bridge.messages import (MAX_POINTS_PER_FRAME, PROTOCOL_VERSION, Ack, ClearFault,
+                                      Enable, EStop, Event, EventKind, Gripper, Guard, Heartbeat,
+                                      Hello, HelloReply, Home, JointInfo, Message, Nak, Reason,
+                                      Status, Stop, Tare, Telemetry, TrajLoad, TrajRun)
+
+HEARTBEAT_S = 0.05
+ACK_TIMEOUT_S = 0.1
+HANDSHAKE_TIMEOUT_S = 2.0
+
+_HINTS = {
+    Reason.NOT_HOMED: "Home the arm first (after power-on and after any fault).",
+    Reason.FAULT_LATCHED: "Clear the fault (clear_fault) and re-home.",
+    Reason.NOT_ENABLED: "Enable the arm first.",
+    Reason.BUSY: "Wait for the running motion to end, or stop it.",
+    Reason.LIMIT: "The trajectory leaves the joint limits or exceeds a joint's speed limit.",
+    Reason.START_MISMATCH: "The trajectory does not start where the arm is: plan from the current joints.",
+    Reason.NO_HANDSHAKE: "Connect (handshake) first.",
+    Reason.VERSION: "Update the host or the firmware so both speak the same protocol version.",
+}
+
+
+@dataclass(frozen=True)
+class DeviceInfo:
+    protocol_version: int
+    firmware_version: tuple[int, int, int]
+    boot_id: int
+    control_hz: int
+    telemetry_hz: int
+    max_points: int
+    gripper_stroke: float
+    force_range_n: float
+    joints: tuple[JointInfo, ...]
+
+    @property
+    def joint_count(self) -> int:
+        return len(self.joints)
+
+
+@dataclass(frozen=True)
+class MotionHandle:
+    traj_id: int
+    event_mark: tuple[int, int]
+    duration: float
+
+
+@dataclass(frozen=True)
+class MotionResult:
+    """How a motion ended: "done", "guard" (the force guard stopped it) or "stopped"."""
+
+    outcome: str
+    traj_id: int
+    device_time: float       # s since the device booted, when it ended
+    force_n: float           # force along the guard axis when it tripped (0 otherwise)
+    q: np.ndarray            # joints in the first telemetry after it ended
+
+
+class ArmClient:
+    def __init__(self, url: str, *, baudrate: int = DEFAULT_BAUD, stall_s: float = 0.1,
+                 ack_timeout_s: float = ACK_TIMEOUT_S):
+        self.url = url
+        self._baudrate = baudrate
+        self._stall_s = stall_s
+        self._ack_timeout_s = ack_timeout_s
+        self._cond = threading.Condition()
+        self._command_lock = threading.Lock()
+        self._link: SerialLink | None = None
+        self._replies: dict[int, Message] = {}
+        self._telemetry: Telemetry | None = None
+        self._events: list[Event] = []
+        self._error: ArmError | None = None
+        self._info: DeviceInfo | None = None
+        self._traj_id = 0
+        self._heartbeat: threading.Thread | None = None
+        self._stop_heartbeat = threading.Event()
+        self._listeners: list[Callable[[Telemetry], None]] = []
+
+    # --- lifecycle ----------------------------------------------------------------------------
+
+    @classmethod
+    def open(cls, url: str, **kwargs) -> ArmClient:
+        client = cls(url, **kwargs)
+        client.connect()
+        return client
+
+    def __enter__(self) -> ArmClient:
+        if self._link is None:
+            self.connect()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def connect(self) -> DeviceInfo:
+        """Open the port and shake hands; raises ConnectError or VersionMismatchError."""
+        self._error = None
+        self._link = SerialLink(self.url, self._on_message, self._on_link_error,
+                                baudrate=self._baudrate, stall_s=max(self._stall_s, HANDSHAKE_TIMEOUT_S))
+        self._link.start()
+        reply = None
+        deadline = time.monotonic() + HANDSHAKE_TIMEOUT_S
+        while reply is None and time.monotonic() < deadline and self._error is None:
+            try:
+                reply = self._command(Hello(PROTOCOL_VERSION), expect=HelloReply, timeout_s=0.25)
+            except FrameDropError:
+                self._error = None   # the device may still be booting: ask again
+        if reply is None:
+            self.close()
+            raise ConnectError(f"no handshake from the device on {self.url} within "
+                               f"{HANDSHAKE_TIMEOUT_S:g} s: is it powered and running the arm firmware?")
+        if reply.protocol_version != PROTOCOL_VERSION:
+            self.close()
+            raise VersionMismatchError(
+                f"device on {self.url} speaks protocol {reply.protocol_version}, this host speaks "
+                f"{PROTOCOL_VERSION}: the device will not move. Update one side.")
+        self._info = DeviceInfo(reply.protocol_version, tuple(reply.firmware_version), reply.boot_id,
+                                reply.control_hz, reply.telemetry_hz, reply.max_points,
+                                reply.gripper_stroke_m, reply.force_range_n, tuple(reply.joints))
+        self._link.set_stall_limit(self._stall_s)  # handshake done: hold the link to the tight limit
+        self.wait_for(lambda t: True, timeout_s=1.0)
+        self._stop_heartbeat.clear()
+        self._heartbeat = threading.Thread(target=self._heartbeat_loop, name="arm-heartbeat",
+                                           daemon=True)
+        self._heartbeat.start()
+        return self._info
+
+    def close(self) -> None:
+        """Stop the arm (best effort, whatever state the link is in) and close the port."""
+        self._stop_heartbeat.set()
+        if self._heartbeat is not None and self._heartbeat is not threading.current_thread():
+            self._heartbeat.join(timeout=1.0)
+        if self._link is not None:
+            try:
+                self._link.send(Stop())
+            except ArmError:
+                pass
+            self._link.close()
+            self._link = None
+
+    @property
+    def info(self) -> DeviceInfo:
+        if self._info is None:
+            raise ConnectError("not connected: call connect() first")
+        return self._info
+
+    # --- state --------------------------------------------------------------------------------
+
+    def telemetry(self) -> Telemetry:
+        """The latest telemetry (device-time stamped)."""
+        self._check()
+        with self._cond:
+            if self._telemetry is None:
+                raise ConnectError("no telemetry yet")
+            return self._telemetry
+
+    def device_time(self) -> float:
+        return self.telemetry().device_time
+
+    def on_telemetry(self, listener: Callable[[Telemetry], None]) -> None:
+        """Call `listener` (from the reader thread) with every telemetry message."""
+        self._listeners.append(listener)
+
+    def wait_for(self, predicate: Callable[[Telemetry], bool], timeout_s: float) -> Telemetry:
+        """Wait until a telemetry message satisfies `predicate`; `timeout_s` in device time."""
+        deadline = None
+        with self._cond:
+            while True:
+                self._check_locked()
+                t = self._telemetry
+                if t is not None:
+                    if predicate(t):
+                        return t
+                    if deadline is None:
+                        deadline = t.device_time + timeout_s
+                    elif t.device_time >= deadline:
+                        raise ArmTimeout(f"condition not met within {timeout_s:g} s of device time")
+                self._cond.wait(0.05)
+
+    # --- commands -----------------------------------------------------------------------------
+
+    def enable(self, on: bool = True) -> None:
+        self._command(Enable(on))
+
+    def home(self, timeout_s: float = 60.0) -> None:
+        """Drive every joint to the device's home position; the arm may move afterwards."""
+        mark = self._event_mark()
+        self._command(Home())
+        self._wait_event(mark, {EventKind.HOMED}, timeout_s, "homing")
+
+    def tare(self) -> None:
+        """Zero the wrist sensor with the tool as it is now."""
+        self._command(Tare())
+
+    def set_guard(self, direction, threshold_n: float) -> None:
+        self._command(Guard(True, tuple(float(v) for v in direction), float(threshold_n)))
+
+    def clear_guard(self) -> None:
+        self._command(Guard(False))
+
+    def gripper(self, width_m: float, force_n: float = 10.0, wait: bool = True,
+                timeout_s: float = 5.0) -> float:
+        """Open or close to `width_m`; returns the width reached (short of it on an object)."""
+        mark = self._event_mark()
+        self._command(Gripper(float(width_m), float(force_n)))
+        if not wait:
+            return self.telemetry().gripper_width_m
+        event = self._wait_event(mark, {EventKind.GRIPPER_DONE}, timeout_s, "the gripper")
+        return event.value
+
+    def follow(self, times, positions, guard: tuple | None = None, wait: bool = True,
+               timeout_s: float | None = None) -> MotionResult | MotionHandle:
+        """Run a timed joint trajectory (times from 0, s; positions (N, joints), rad). With
+        `guard=(direction, threshold_n)` the device stops the motion within one control tick of
+        the wrist force along `direction` crossing the threshold. Returns how it ended (or, with
+        wait=False, a handle to pass to `wait_motion`)."""
+        times = np.asarray(times, float)
+        positions = np.asarray(positions, float)
+        joints = self.info.joint_count
+        if positions.ndim != 2 or positions.shape[1] != joints or len(times) != len(positions):
+            raise ValueError(f"expected times (N,) and positions (N, {joints}), got "
+                             f"{times.shape} and {positions.shape}")
+        if len(times) > self.info.max_points:
+            raise ValueError(f"{len(times)} points: the device takes at most {self.info.max_points}")
+        self._traj_id = self._traj_id % 0xFFFF + 1
+        traj_id = self._traj_id
+        for start in range(0, len(times), MAX_POINTS_PER_FRAME):
+            chunk = tuple((float(times[i]), tuple(float(v) for v in positions[i]))
+                          for i in range(start, min(start + MAX_POINTS_PER_FRAME, len(times))))
+            self._command(TrajLoad(traj_id, start, len(times), chunk), what="trajectory upload")
+        if guard is not None:
+            self.set_guard(guard[0], guard[1])
+        else:
+            self.clear_guard()
+        handle = MotionHandle(traj_id, self._event_mark(), float(times[-1]))
+        self._command(TrajRun(traj_id), what="trajectory start")
+        if not wait:
+            return handle
+        return self.wait_motion(handle, timeout_s)
+
+    def wait_motion(self, handle: MotionHandle, timeout_s: float | None = None) -> MotionResult:
+        """Wait for a motion started with `follow(..., wait=False)` to end; by default allow
+        half again its planned duration plus two seconds of device time."""
+        traj_id = handle.traj_id
+        if timeout_s is None:
+            timeout_s = handle.duration * 1.5 + 2.0
+        kinds = {EventKind.TRAJ_DONE, EventKind.GUARD_TRIPPED, EventKind.STOPPED}
+        event = self._wait_event(handle.event_mark, kinds, timeout_s, "the motion", traj_id=traj_id)
+        outcome = {EventKind.TRAJ_DONE: "done", EventKind.GUARD_TRIPPED: "guard",
+                   EventKind.STOPPED: "stopped"}[EventKind(event.kind)]
+        after = self.wait_for(lambda t: t.device_time_us >= event.device_time_us, 1.0)
+        return MotionResult(outcome, traj_id, event.device_time_us * 1e-6, event.value,
+                            np.array(after.q))
+
+    def stop(self) -> None:
+        """Controlled stop: the running motion ends where it is."""
+        self._command(Stop())
+
+    def estop(self) -> None:
+        """Emergency stop: the arm holds and a fault latches until cleared."""
+        self._command(EStop())
+
+    def clear_fault(self) -> None:
+        """Clear a latched fault; the arm must be re-homed before it moves again."""
+        self._command(ClearFault())
+
+    # --- inside -------------------------------------------------------------------------------
+
+    def _command(self, message: Message, expect: type[Message] = Ack, what: str | None = None,
+                 timeout_s: float | None = None):
+        """Send one command and wait for its answer (stop-and-wait: in order, exactly once)."""
+        self._check()
+        with self._command_lock:
+            link = self._link
+            if link is None:
+                raise ConnectError("not connected")
+            seq = link.next_seq
+            with self._cond:
+                self._replies.pop(seq, None)
+            link.send(message)
+            deadline = time.monotonic() + (timeout_s or self._ack_timeout_s)
+            with self._cond:
+                while seq not in self._replies:
+                    self._check_locked()
+                    remaining = deadline - time.monotonic()
+                    if remaining <= 0:
+                        error = FrameDropError(f"no answer to {type(message).__name__} (seq {seq}) "
+                                               f"within {(timeout_s or self._ack_timeout_s) * 1000:.0f} ms")
+                        self._set_error(error)
+                        raise error
+                    self._cond.wait(remaining)
+                reply = self._replies.pop(seq)
+        if isinstance(reply, Nak):
+            name = what or type(message).__name__.upper()
+            hint = _HINTS.get(reply.reason, "")
+            raise CommandRefused(name, reply.reason, hint)
+        if not isinstance(reply, expect):
+            raise CommandRefused(type(message).__name__, 0, f"unexpected answer {type(reply).__name__}")
+        return reply
+
+    def _event_mark(self) -> tuple[int, int]:
+        """Where to start looking for the answer to the next command: events after this index,
+        telemetry produced after the device ran the next command's sequence number."""
+        with self._cond:
+            return len(self._events), self._link.next_seq if self._link is not None else 0
+
+    def _wait_event(self, mark: tuple[int, int], kinds: set, timeout_s: float, what: str,
+                    traj_id: int | None = None) -> Event:
+        first_event, first_seq = mark
+        deadline = None
+        with self._cond:
+            while True:
+                self._check_locked()
+                for event in self._events[first_event:]:
+                    if event.kind == EventKind.FAULT:
+                        raise DeviceFault(event.code)
+                    if event.kind in kinds and (traj_id is None or event.kind == EventKind.GRIPPER_DONE
+                                                or event.traj_id == traj_id):
+                        return event
+                t = self._telemetry
+                if t is not None:
+                    current = (t.last_cmd_seq - first_seq) & 0xFFFF < 0x8000
+                    if t.fault and current:
+                        raise DeviceFault(t.fault)
+                    if deadline is None:
+                        deadline = t.device_time + timeout_s
+                    elif t.device_time >= deadline:
+                        raise ArmTimeout(f"{what} did not finish within {timeout_s:g} s of device time")
+                self._cond.wait(0.05)
+
+    def _on_message(self, seq: int, message: Message) -> None:
+        with self._cond:
+            if isinstance(message, Telemetry):
+                if self._info is not None and message.boot_id != self._info.boot_id:
+                    self._set_error(DeviceResetError(
+                        f"the device on {self.url} rebooted (boot id changed): it is not homed; "
+                        f"reconnect, then home"))
+                elif self._telemetry is not None and message.device_time_us < self._telemetry.device_time_us:
+                    self._set_error(DeviceResetError(f"the device clock on {self.url} went back: it rebooted"))
+                self._telemetry = message
+            elif isinstance(message, (Ack, Nak, HelloReply)):
+                self._replies[message.cmd_seq] = message
+                if isinstance(message, HelloReply) and self._link is not None:
+                    self._link.synced()
+            elif isinstance(message, Event):
+                if message.kind == EventKind.BOOT and self._info is not None:
+                    self._set_error(DeviceResetError(f"the device on {self.url} rebooted: it is not "
+                                                     f"homed; reconnect, then home"))
+                self._events.append(message)
+            self._cond.notify_all()
+        if isinstance(message, Telemetry):
+            for listener in self._listeners:
+                listener(message)
+
+    def _on_link_error(self, error: LinkError) -> None:
+        with self._cond:
+            self._set_error(error)
+            self._cond.notify_all()
+
+    def _set_error(self, error: ArmError) -> None:
+        """Remember the first fault, stop heartbeating (the device's watchdog then stops it even
+        if nothing else gets through) and try to tell the arm to stop."""
+        if self._error is not None:
+            return
+        self._error = error
+        self._stop_heartbeat.set()
+        link = self._link
+        if link is not None and not isinstance(error, VersionMismatchError):
+            threading.Thread(target=self._best_effort_stop, args=(link,), daemon=True).start()
+
+    @staticmethod
+    def _best_effort_stop(link: SerialLink) -> None:
+        try:
+            link.send(Stop())
+        except ArmError:
+            pass
+
+    def _check(self) -> None:
+        with self._cond:
+            self._check_locked()
+
+    def _check_locked(self) -> None:
+        if self._error is not None:
+            raise self._error
+
+    def _heartbeat_loop(self) -> None:
+        while not self._stop_heartbeat.wait(HEARTBEAT_S):
+            try:
+                self._command(Heartbeat())
+            except ArmError:
+                return

@@ -1,0 +1,438 @@
+"""The device side of the protocol: what the arm's microcontroller runs, in Python.
+
+The engine is transport-agnostic and clock-agnostic: `receive()` takes the bytes that arrived,
+`tick(now)` runs one control period at device time `now` (seconds since boot), and `take_output()`
+returns the bytes to send. The simulator drives it from its physics loop; tests drive it with an
+ideal arm. A C port for a microcontroller follows the same structure (docs/protocol.md).
+
+Inside one tick, in order: read the hardware; handle every complete frame; the watchdog; safety
+checks (overload, tracking, limits); motion (homing or trajectory, with the force guard evaluated
+against this tick's reading before the set-point moves); write set-points; telemetry.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Protocol
+
+import numpy as np
+
+from firmware_bridge.device.motion import (LoadedTrajectory, TrajectoryRejected, Upload,
+                                           check_trajectory, straight_move)
+from firmware_bridge.framing import Frame, FrameDecoder
+from firmware_bridge.messages import (PROTOCOL_VERSION, Ack, ClearFault, Enable, EStop, Event,
+                                      EventKind, Fault, Gripper, Guard, Heartbeat, Hello, HelloReply,
+                                      Home, JointInfo, Message, MessageError, Nak, Reason, Status,
+                                      Stop, Tare, Telemetry, TrajLoad, TrajRun, decode)
+
+FIRMWARE_VERSION = (1, 0, 0)
+
+
+@dataclass
+class HardwareState:
+    q: np.ndarray
+    qd: np.ndarray
+    gripper_width: float
+    wrench: np.ndarray   # raw sensor reading: force N (3), torque N m (3), sensor frame
+
+
+class DeviceHardware(Protocol):
+    """What the firmware drives: joint servos, the gripper, the wrist sensor."""
+
+    def read(self) -> HardwareState: ...
+
+    def command_joints(self, q: np.ndarray) -> None: ...
+
+    def command_gripper(self, width: float, force: float) -> None: ...
+
+
+@dataclass(frozen=True)
+class DeviceConfig:
+    joints: tuple[JointInfo, ...]
+    gripper_stroke: float
+    force_range_n: float
+    control_hz: int = 1000
+    telemetry_hz: int = 250
+    watchdog_s: float = 0.2
+    max_points: int = 4096
+    tracking_limit: float = 0.15      # rad between set-point and measured joint
+    homing_speed_scale: float = 0.2
+    start_tolerance: float = 0.02     # rad: a trajectory must start where the arm is commanded
+    tare_samples: int = 20
+
+
+@dataclass
+class GuardRecord:
+    """One guard trip, for measurement: when the force first crossed, when the set-point stopped."""
+
+    traj_id: int
+    crossing_time: float
+    stop_time: float
+    force_n: float
+
+
+@dataclass
+class EngineStats:
+    frames_ok: int = 0
+    frames_corrupt: int = 0
+    commands_executed: int = 0
+    duplicates: int = 0
+    guard_trips: list[GuardRecord] = field(default_factory=list)
+
+
+class DeviceEngine:
+    def __init__(self, config: DeviceConfig, hardware: DeviceHardware, boot_time: float = 0.0,
+                 rng: random.Random | None = None):
+        self.config = config
+        self.hardware = hardware
+        self._rng = rng or random.Random()
+        self.stats = EngineStats()
+        self._home = np.array([j.q_home for j in config.joints])
+        self._telemetry_every = max(1, round(config.control_hz / config.telemetry_hz))
+        self.boot(boot_time)
+
+    # --- lifecycle ----------------------------------------------------------------------------
+
+    def boot(self, now: float) -> None:
+        """Power-on (or a reset): everything forgotten, not homed, set-points where the arm is."""
+        self.boot_time = now
+        self.boot_id = self._rng.getrandbits(32)
+        self._decoder = FrameDecoder()
+        self._inbox = bytearray()
+        self._out = bytearray()
+        self._tx_seq = 0
+        self._handshaken = False
+        self._enabled = False
+        self._homed = False
+        self._fault = Fault(0)
+        self._last_seq: int | None = None
+        self._last_reply: Message | None = None
+        self._last_rx = None
+        self._uploads: dict[int, Upload] = {}
+        self._loaded: dict[int, LoadedTrajectory] = {}
+        self._motion: LoadedTrajectory | None = None
+        self._motion_start = 0.0
+        self._homing = False
+        self._guard = Guard()
+        self._guard_tripped = False
+        self._guard_pending: float | None = None
+        self._tare = np.zeros(6)
+        self._recent_wrench: deque[np.ndarray] = deque(maxlen=self.config.tare_samples)
+        self._gripper_target: float | None = None
+        self._gripper_last = (0.0, 0.0)
+        self._ticks = 0
+        state = self.hardware.read()
+        self._setpoint = state.q.copy()
+        self._state = state
+        self._now = now
+        self._emit(Event(EventKind.BOOT, self._device_us(now)))
+
+    # --- I/O ----------------------------------------------------------------------------------
+
+    def receive(self, data: bytes) -> None:
+        self._inbox += data
+
+    def take_output(self) -> bytes:
+        out = bytes(self._out)
+        self._out.clear()
+        return out
+
+    # --- the control loop ---------------------------------------------------------------------
+
+    def tick(self, now: float) -> None:
+        self._now = now
+        self._state = state = self.hardware.read()
+        self._recent_wrench.append(state.wrench.copy())
+        corrupt_before = self._decoder.frames_corrupt
+        frames = self._decoder.feed(bytes(self._inbox))
+        self._inbox.clear()
+        self.stats.frames_corrupt = self._decoder.frames_corrupt
+        if self._decoder.frames_corrupt > corrupt_before and self._handshaken:
+            self._latch(Fault.COMM)
+        for frame in frames:
+            self.stats.frames_ok += 1
+            self._last_rx = now
+            self._handle(frame)
+        if self._handshaken and self._last_rx is not None and now - self._last_rx > self.config.watchdog_s:
+            self._latch(Fault.WATCHDOG)
+        self._safety(state)
+        self._advance_motion(now, state)
+        self.hardware.command_joints(self._setpoint)
+        self._advance_gripper(state)
+        self._ticks += 1
+        if self._ticks % self._telemetry_every == 0:
+            self._emit(self._telemetry())
+
+    # --- commands -----------------------------------------------------------------------------
+
+    def _handle(self, frame: Frame) -> None:
+        if frame.type >= 0x80:
+            return  # not a command: ignore what a host should never send
+        try:
+            message = decode(frame.type, frame.body)
+        except MessageError:
+            reason = Reason.UNKNOWN_TYPE if frame.type not in _KNOWN else Reason.MALFORMED
+            self._reply(Nak(frame.seq, reason), remember=False)
+            return
+        if isinstance(message, Hello):
+            self._hello(frame.seq, message)
+            return
+        if not self._handshaken:
+            self._reply(Nak(frame.seq, Reason.NO_HANDSHAKE), remember=False)
+            return
+        if frame.seq == self._last_seq:
+            # The host did not hear our answer and sent the same command again: answer again,
+            # run nothing twice.
+            self.stats.duplicates += 1
+            if self._last_reply is not None:
+                self._emit(self._last_reply)
+            return
+        if frame.seq != (self._last_seq + 1) & 0xFFFF:
+            self._reply(Nak(frame.seq, Reason.OUT_OF_SEQUENCE), remember=False)
+            return
+        self._last_seq = frame.seq
+        reason = self._execute(message)
+        self.stats.commands_executed += 1
+        self._reply(Ack(frame.seq) if reason is None else Nak(frame.seq, reason))
+
+    def _hello(self, seq: int, hello: Hello) -> None:
+        compatible = hello.protocol_version == PROTOCOL_VERSION
+        self._handshaken = compatible
+        self._last_seq = seq
+        self._last_rx = self._now
+        cfg = self.config
+        self._reply(HelloReply(seq, PROTOCOL_VERSION, FIRMWARE_VERSION, self.boot_id, cfg.control_hz,
+                               cfg.telemetry_hz, cfg.max_points, cfg.gripper_stroke,
+                               cfg.force_range_n, cfg.joints))
+
+    def _execute(self, message: Message) -> Reason | None:
+        """Run one in-sequence command; the reason it was refused, or None."""
+        if isinstance(message, Heartbeat):
+            return None
+        if isinstance(message, EStop):
+            self._latch(Fault.ESTOP)
+            return None
+        if isinstance(message, Stop):
+            if self._motion is not None or self._homing:
+                self._hold(EventKind.STOPPED)
+            return None
+        if isinstance(message, ClearFault):
+            return self._clear_fault()
+        if isinstance(message, Tare):
+            if self._recent_wrench:
+                self._tare = np.mean(np.array(self._recent_wrench), axis=0)
+            return None
+        if isinstance(message, Guard):
+            return self._set_guard(message)
+        if isinstance(message, TrajLoad):
+            return self._load(message)
+        if isinstance(message, Enable):
+            if not message.on:
+                self._hold(EventKind.STOPPED if self._motion is not None else None)
+            self._enabled = message.on
+            return None
+        # Everything below moves something.
+        if self._fault:
+            return Reason.FAULT_LATCHED
+        if not self._enabled:
+            return Reason.NOT_ENABLED
+        if isinstance(message, Gripper):
+            if not 0.0 <= message.width_m <= self.config.gripper_stroke + 1e-6 or message.force_n < 0:
+                return Reason.MALFORMED
+            self._gripper_target = message.width_m
+            self._gripper_last = (self._now, self._state.gripper_width)
+            self.hardware.command_gripper(message.width_m, message.force_n)
+            return None
+        if self._motion is not None or self._homing:
+            return Reason.BUSY
+        if isinstance(message, Home):
+            self._motion = straight_move(self._setpoint, self._home, self.config.joints,
+                                         self.config.homing_speed_scale)
+            self._motion_start = self._now
+            self._homing = True
+            return None
+        if isinstance(message, TrajRun):
+            return self._run(message.traj_id)
+        return Reason.UNKNOWN_TYPE
+
+    def _set_guard(self, guard: Guard) -> Reason | None:
+        if guard.enabled:
+            norm = float(np.linalg.norm(guard.direction))
+            if not 0.5 < norm < 2.0 or not guard.threshold_n > 0:
+                return Reason.MALFORMED
+            guard = Guard(True, tuple(float(v) / norm for v in guard.direction), guard.threshold_n)
+        self._guard = guard
+        return None
+
+    def _load(self, chunk: TrajLoad) -> Reason | None:
+        if chunk.total < 2 or chunk.total > self.config.max_points:
+            return Reason.BAD_TRAJECTORY
+        if chunk.index == 0:
+            self._uploads[chunk.traj_id] = Upload(chunk.traj_id, chunk.total, [], [])
+            self._loaded.pop(chunk.traj_id, None)
+        upload = self._uploads.get(chunk.traj_id)
+        if upload is None or chunk.index != len(upload.times) or chunk.total != upload.total \
+                or chunk.index + len(chunk.points) > upload.total:
+            self._uploads.pop(chunk.traj_id, None)
+            return Reason.BAD_TRAJECTORY
+        for t, q in chunk.points:
+            upload.times.append(t)
+            upload.positions.append(q)
+        if upload.complete:
+            del self._uploads[chunk.traj_id]
+            try:
+                self._loaded[chunk.traj_id] = check_trajectory(upload, self.config.joints)
+            except TrajectoryRejected as exc:
+                return exc.reason
+        return None
+
+    def _run(self, traj_id: int) -> Reason | None:
+        if not self._homed:
+            return Reason.NOT_HOMED
+        trajectory = self._loaded.get(traj_id)
+        if trajectory is None:
+            return Reason.BAD_TRAJECTORY
+        if np.max(np.abs(trajectory.positions[0] - self._setpoint)) > self.config.start_tolerance:
+            return Reason.START_MISMATCH
+        self._motion = trajectory
+        self._motion_start = self._now
+        self._guard_tripped = False
+        self._guard_pending = None
+        return None
+
+    def _clear_fault(self) -> Reason | None:
+        if not self._fault:
+            return None
+        if np.linalg.norm(self._tared()[:3]) > self.config.force_range_n:
+            return Reason.FAULT_ACTIVE
+        self._fault = Fault(0)
+        self._homed = False   # positions may have been disturbed: re-home before moving
+        self._last_rx = self._now
+        return None
+
+    # --- motion -------------------------------------------------------------------------------
+
+    def _advance_motion(self, now: float, state: HardwareState) -> None:
+        if self._motion is None:
+            return
+        if not self._homing and self._guard.enabled:
+            force = float(self._tared()[:3] @ np.array(self._guard.direction))
+            if force > self._guard.threshold_n:
+                # Stop in this very tick: the set-point stays where it was last tick, so the
+                # commanded velocity is zero from now on.
+                self.stats.guard_trips.append(GuardRecord(self._motion.traj_id, now, now, force))
+                self._guard_tripped = True
+                self._emit(Event(EventKind.GUARD_TRIPPED, self._device_us(now), self._motion.traj_id,
+                                 0, force))
+                self._motion = None
+                return
+        elapsed = now - self._motion_start
+        self._setpoint = self._motion.target(elapsed)
+        if elapsed >= self._motion.duration:
+            if self._homing:
+                self._homing = False
+                self._homed = True
+                self._emit(Event(EventKind.HOMED, self._device_us(now)))
+            else:
+                self._emit(Event(EventKind.TRAJ_DONE, self._device_us(now), self._motion.traj_id))
+            self._motion = None
+
+    def _hold(self, event: EventKind | None) -> None:
+        """Stop where the set-point is now (zero commanded velocity from this tick)."""
+        traj_id = self._motion.traj_id if self._motion is not None else 0
+        self._motion = None
+        self._homing = False
+        if event is not None:
+            self._emit(Event(event, self._device_us(self._now), traj_id))
+
+    def _advance_gripper(self, state: HardwareState) -> None:
+        if self._gripper_target is None:
+            return
+        t0, w0 = self._gripper_last
+        reached = abs(state.gripper_width - self._gripper_target) < 0.0005
+        if self._now - t0 >= 0.05:
+            # Closed on an object when the fingers stopped moving short of the target.
+            stalled = abs(state.gripper_width - w0) < 0.0002
+            self._gripper_last = (self._now, state.gripper_width)
+            if stalled or reached:
+                self._gripper_target = None
+                self._emit(Event(EventKind.GRIPPER_DONE, self._device_us(self._now), 0, 0,
+                                 state.gripper_width))
+
+    # --- safety -------------------------------------------------------------------------------
+
+    def _safety(self, state: HardwareState) -> None:
+        if np.any(np.abs(state.wrench[:3] - self._tare[:3]) > self.config.force_range_n):
+            self._latch(Fault.OVERLOAD)
+        if np.max(np.abs(state.q - self._setpoint)) > self.config.tracking_limit:
+            self._latch(Fault.TRACKING)
+        q_min = np.array([j.q_min for j in self.config.joints])
+        q_max = np.array([j.q_max for j in self.config.joints])
+        if np.any(state.q < q_min - 0.01) or np.any(state.q > q_max + 0.01):
+            self._latch(Fault.LIMIT)
+
+    def _latch(self, fault: Fault) -> None:
+        if fault in self._fault:
+            return
+        self._fault |= fault
+        self._motion = None
+        self._homing = False
+        if fault is Fault.TRACKING:
+            self._setpoint = self._state.q.copy()  # stop fighting whatever blocks the arm
+        self._emit(Event(EventKind.FAULT, self._device_us(self._now), 0, int(fault)))
+
+    # --- helpers ------------------------------------------------------------------------------
+
+    def _tared(self) -> np.ndarray:
+        return self._state.wrench - self._tare
+
+    def _status(self) -> Status:
+        status = Status(0)
+        for flag, on in ((Status.HANDSHAKEN, self._handshaken), (Status.ENABLED, self._enabled),
+                         (Status.HOMED, self._homed), (Status.MOVING, self._motion is not None and not self._homing),
+                         (Status.HOMING, self._homing), (Status.GUARD_ARMED, self._guard.enabled),
+                         (Status.GUARD_TRIPPED, self._guard_tripped), (Status.FAULT, bool(self._fault)),
+                         (Status.GRIPPER_MOVING, self._gripper_target is not None)):
+            if on:
+                status |= flag
+        return status
+
+    def _telemetry(self) -> Telemetry:
+        s = self._state
+        traj_id = self._motion.traj_id if self._motion is not None else 0
+        return Telemetry(self._device_us(self._now), self.boot_id, int(self._status()), int(self._fault),
+                         traj_id, self._last_seq or 0, tuple(float(v) for v in s.q),
+                         tuple(float(v) for v in s.qd), float(s.gripper_width),
+                         tuple(float(v) for v in self._tared()))
+
+    def _device_us(self, now: float) -> int:
+        return max(0, int(round((now - self.boot_time) * 1e6)))
+
+    def _emit(self, message: Message) -> None:
+        self._out += Frame(self._tx_seq, message.TYPE, message.pack()).encode()
+        self._tx_seq = (self._tx_seq + 1) & 0xFFFF
+
+    def _reply(self, message: Message, remember: bool = True) -> None:
+        self._emit(message)
+        if remember:
+            self._last_reply = message
+
+    # --- for tests and measurement ------------------------------------------------------------
+
+    @property
+    def fault(self) -> Fault:
+        return self._fault
+
+    @property
+    def setpoint(self) -> np.ndarray:
+        return self._setpoint.copy()
+
+    @property
+    def device_time(self) -> float:
+        return self._now - self.boot_time
+
+
+_KNOWN = {m.TYPE for m in (Hello, Heartbeat, Enable, Home, TrajLoad, TrajRun, Guard, Gripper, Tare,
+                            Stop, EStop, ClearFault)}

@@ -1,0 +1,94 @@
+"""`jenga-robot sim serve`: the simulated cell as hardware. The device engine (the arm's firmware)
+runs against the physics at 1 kHz of simulated time and talks over a pty; the cameras stream MJPEG
+over HTTP. The loop keeps simulated time in step with the wall clock when the physics is fast
+enough, and runs flat out (simulated time falling behind, never ahead) when it is not.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+
+from firmware_bridge.device.engine import DeviceEngine
+from firmware_bridge.device.pty_port import PtyPort
+from hardware.sim.camera_server import CameraServer, frame_period
+from hardware.sim.virtual_firmware import SimHardware, device_config
+from hardware.sim.world import SimWorld
+from planning.cell.model import Cell
+
+
+class SimServer:
+    def __init__(self, cell: Cell, seed: int = 1, *, cameras: bool = True, realtime: bool = True,
+                 world: SimWorld | None = None):
+        self.cell = cell
+        self.world = world or SimWorld(cell, seed, markers=cameras)
+        self.port = PtyPort()
+        self.engine = DeviceEngine(device_config(cell), SimHardware(self.world),
+                                   boot_time=self.world.time)
+        self.cameras = CameraServer(self.world.model, cell.cameras) if cameras else None
+        self.realtime = realtime
+        self._stop = threading.Event()
+        self._lock = threading.Lock()
+        self._thread = threading.Thread(target=self._loop, name="sim-server", daemon=True)
+        self._frame_period = frame_period(cell.cameras)
+        self.steps = 0
+
+    @property
+    def serial_path(self) -> str:
+        return self.port.path
+
+    def camera_urls(self) -> dict[str, str]:
+        if self.cameras is None:
+            return {}
+        return {c.name: self.cameras.url(c.name) for c in self.cell.cameras}
+
+    def start(self) -> SimServer:
+        if self.cameras is not None:
+            self.cameras.start()
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(timeout=5.0)
+        if self.cameras is not None:
+            self.cameras.stop()
+        self.port.close()
+        self.world.close()
+
+    def __enter__(self) -> SimServer:
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+    def locked(self, fn):
+        """Run fn(world, engine) between physics steps (tests, fault injection)."""
+        with self._lock:
+            return fn(self.world, self.engine)
+
+    def reset_device(self) -> None:
+        """Power-cycle the arm's controller (fault injection): the physics goes on."""
+        with self._lock:
+            self.engine.boot(self.world.time)
+
+    def _loop(self) -> None:
+        world, engine = self.world, self.engine
+        start_wall = time.monotonic()
+        start_sim = world.time
+        next_frame = world.time
+        while not self._stop.is_set():
+            with self._lock:
+                engine.receive(self.port.read())
+                engine.tick(world.time)
+                self.port.write(engine.take_output())
+                world.step(1)
+                self.steps += 1
+                if self.cameras is not None and world.time >= next_frame:
+                    next_frame = world.time + self._frame_period
+                    if self.cameras.watched:
+                        self.cameras.offer(world.data)
+            if self.realtime:
+                ahead = (world.time - start_sim) - (time.monotonic() - start_wall)
+                if ahead > 0.002:
+                    time.sleep(ahead)

@@ -1,0 +1,44 @@
+"""The simulated arm as the firmware sees it: the device engine's hardware interface over the
+simulated world (servo set-points, gripper, wrist sensor), and the device configuration a real
+controller board for this cell would carry."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from firmware_bridge.device.engine import DeviceConfig, HardwareState
+from firmware_bridge.messages import JointInfo
+from hardware.sim.world import SimWorld
+from planning.cell.model import Cell
+
+
+def device_config(cell: Cell) -> DeviceConfig:
+    """The firmware's configuration for this cell: joint limits, speed limits, home pose."""
+    joints = tuple(JointInfo(link.q_min, link.q_max, link.speed_max, home)
+                   for link, home in zip(cell.arm.links, cell.arm.home))
+    return DeviceConfig(joints=joints, gripper_stroke=cell.tool.stroke,
+                        force_range_n=cell.tool.sensor_force_range)
+
+
+class SimHardware:
+    """DeviceHardware over a SimWorld."""
+
+    def __init__(self, world: SimWorld):
+        self.world = world
+        model = world.model
+        self._finger_acts = world.finger_act
+        self._default_force = model.actuator_forcerange[self._finger_acts[0]].copy()
+
+    def read(self) -> HardwareState:
+        w = self.world
+        return HardwareState(w.joint_positions(), w.joint_velocities(), w.gripper_width(), w.wrench())
+
+    def command_joints(self, q: np.ndarray) -> None:
+        self.world.set_joint_targets(q)
+
+    def command_gripper(self, width: float, force: float) -> None:
+        # The gripper's drive limits its squeeze to the commanded force (within its maximum).
+        limit = min(float(force), float(self._default_force[1])) if force > 0 else float(self._default_force[1])
+        for act in self._finger_acts:
+            self.world.model.actuator_forcerange[act] = [-limit, limit]
+        self.world.set_gripper(width)

@@ -1,0 +1,216 @@
+"""ArmClient over a real pty to the device engine driving an ideal arm: handshake, motions, and
+every link fault ending in a typed error with the arm stopped and nothing moving until re-homed."""
+
+import threading
+
+import numpy as np
+import pytest
+
+from firmware_bridge import messages as m
+from firmware_bridge.client import ArmClient
+from firmware_bridge.device import engine as engine_module
+from firmware_bridge.device.engine import DeviceConfig
+from firmware_bridge.device.ideal_arm import IdealArm
+from firmware_bridge.device.runner import DeviceRunner
+from firmware_bridge.errors import (CommandRefused, CorruptFrameError, DeviceFault, DeviceResetError,
+                                    FrameDropError, LinkError, LinkStalledError, PortClosedError,
+                                    VersionMismatchError)
+
+JOINTS = tuple(m.JointInfo(-3.0, 3.0, 1.5, 0.05 * i) for i in range(6))
+
+
+@pytest.fixture
+def device():
+    arm = IdealArm(np.zeros(6))
+    runner = DeviceRunner(DeviceConfig(JOINTS, 0.04, 100.0), arm).start()
+    runner.arm = arm
+    yield runner
+    runner.stop()
+
+
+def ready(client):
+    client.enable()
+    client.home(timeout_s=10)
+    client.tare()
+
+
+def ramp(client, delta, duration=1.0, n=40):
+    """A straight move by `delta` from where the arm is."""
+    start = np.array(client.telemetry().q)
+    times = np.linspace(0.0, duration, n)
+    return times, start + np.outer(np.linspace(0, 1, n), delta)
+
+
+def test_connect_home_and_follow(device):
+    with ArmClient(device.path) as client:
+        assert client.info.joint_count == 6 and client.info.telemetry_hz >= 250
+        ready(client)
+        times, pos = ramp(client, np.full(6, 0.1))
+        result = client.follow(times, pos)
+        assert result.outcome == "done"
+        assert np.allclose(result.q, pos[-1], atol=0.01)
+        assert client.gripper(0.03) == pytest.approx(0.03, abs=1e-3)
+
+
+def test_guarded_motion_stops_on_force(device):
+    with ArmClient(device.path) as client:
+        ready(client)
+        home = np.array([j.q_home for j in client.info.joints])
+        device.arm.force_at = lambda q: np.array([0.0, 0.0, 3.0 if q[0] > home[0] + 0.05 else 0.0, 0, 0, 0])
+        times = np.linspace(0, 1.0, 40)
+        pos = home + np.outer(np.linspace(0, 1, 40), [0.2, 0, 0, 0, 0, 0])
+        result = client.follow(times, pos, guard=((0.0, 0.0, 1.0), 1.0))
+        assert result.outcome == "guard" and result.force_n == pytest.approx(3.0)
+        assert home[0] + 0.04 < result.q[0] < home[0] + 0.08
+
+
+def test_version_mismatch_is_refused(device, monkeypatch):
+    monkeypatch.setattr(engine_module, "PROTOCOL_VERSION", m.PROTOCOL_VERSION + 1)
+    with pytest.raises(VersionMismatchError, match="protocol"):
+        ArmClient(device.path).connect()
+
+
+def test_refusals_say_what_to_do(device):
+    with ArmClient(device.path) as client:
+        client.enable()
+        times, pos = ramp(client, np.full(6, 0.05))
+        with pytest.raises(CommandRefused, match="NOT_HOMED.*Home the arm first"):
+            client.follow(times, pos)
+
+
+def start_move(client):
+    ready(client)
+    times, pos = ramp(client, np.full(6, 0.3), duration=2.0)
+    return client.follow(times, pos, wait=False)
+
+
+def break_link_and_wait(client, handle):
+    with pytest.raises(LinkError) as err:
+        client.wait_motion(handle, timeout_s=5.0)
+    return err.value
+
+
+def one_shot(transform):
+    """A tap that applies `transform` to one chunk of output, once armed."""
+    state = {"armed": False, "done": False}
+
+    def tap(data):
+        if state["armed"] and not state["done"] and data:
+            state["done"] = True
+            return transform(data)
+        return data
+    return tap, state
+
+
+def assert_device_stopped_and_needs_home(device):
+    def stopped(engine):
+        return engine._motion is None
+    deadline = threading.Event()
+    for _ in range(100):
+        if device.run_locked(stopped) and device.run_locked(lambda e: bool(e.fault) or not e._homed):
+            break
+        deadline.wait(0.01)
+    assert device.run_locked(stopped)
+    # Nothing moves until the host re-homes.
+    with ArmClient(device.path) as client:
+        client.clear_fault()
+        client.enable()
+        times, pos = ramp(client, np.full(6, 0.05))
+        with pytest.raises(CommandRefused, match="NOT_HOMED"):
+            client.follow(times, pos)
+        client.home(timeout_s=10)
+
+
+def test_corrupt_bytes(device):
+    client = ArmClient(device.path).__enter__()
+    handle = start_move(client)
+    tap, state = one_shot(lambda d: d[:3] + bytes([d[3] ^ 0x5A]) + d[4:])
+    device.tap_out = tap
+    state["armed"] = True
+    assert isinstance(break_link_and_wait(client, handle), CorruptFrameError)
+    device.tap_out = None
+    client.close()
+    assert_device_stopped_and_needs_home(device)
+
+
+def test_dropped_frames(device):
+    client = ArmClient(device.path).__enter__()
+    handle = start_move(client)
+
+    def drop_first_frame(data):
+        end = data.index(0) + 1
+        return data[end:]
+    tap, state = one_shot(drop_first_frame)
+    device.tap_out = tap
+    state["armed"] = True
+    assert isinstance(break_link_and_wait(client, handle), FrameDropError)
+    device.tap_out = None
+    client.close()
+    assert_device_stopped_and_needs_home(device)
+
+
+def test_a_stalled_link(device):
+    client = ArmClient(device.path).__enter__()
+    handle = start_move(client)
+    device.tap_out = lambda data: b""
+    device.tap_in = lambda data: b""
+    assert isinstance(break_link_and_wait(client, handle), LinkStalledError)
+    deadline = threading.Event()
+    for _ in range(100):
+        if device.run_locked(lambda e: e.fault & m.Fault.WATCHDOG):
+            break
+        deadline.wait(0.01)
+    assert device.run_locked(lambda e: e.fault & m.Fault.WATCHDOG)   # stopped on its own
+    device.tap_out = device.tap_in = None
+    client.close()
+    assert_device_stopped_and_needs_home(device)
+
+
+def test_port_closed_mid_move(device):
+    client = ArmClient(device.path).__enter__()
+    handle = start_move(client)
+    device.port.close()
+    error = break_link_and_wait(client, handle)
+    assert isinstance(error, (PortClosedError, LinkStalledError))
+    client.close()
+    for _ in range(100):
+        if device.run_locked(lambda e: e.fault & m.Fault.WATCHDOG):
+            break
+        threading.Event().wait(0.01)
+    assert device.run_locked(lambda e: e._motion is None and e.fault & m.Fault.WATCHDOG)
+
+
+def test_device_reset_mid_move(device):
+    client = ArmClient(device.path).__enter__()
+    handle = start_move(client)
+    device.reset_device()
+    assert isinstance(break_link_and_wait(client, handle), DeviceResetError)
+    client.close()
+    assert device.run_locked(lambda e: e._motion is None and not e._homed)
+    with ArmClient(device.path) as again:
+        again.enable()
+        times, pos = ramp(again, np.full(6, 0.05))
+        with pytest.raises(CommandRefused, match="NOT_HOMED"):
+            again.follow(times, pos)
+
+
+def test_estop_is_a_device_fault_until_cleared(device):
+    with ArmClient(device.path) as client:
+        handle = start_move(client)
+        client.estop()
+        with pytest.raises(DeviceFault, match="ESTOP"):
+            client.wait_motion(handle, timeout_s=5.0)
+        client.clear_fault()
+        client.home(timeout_s=10)
+
+
+def test_leaving_the_with_block_stops_the_arm(device):
+    with pytest.raises(RuntimeError):
+        with ArmClient(device.path) as client:
+            start_move(client)
+            raise RuntimeError("controller crashed")
+    for _ in range(100):
+        if device.run_locked(lambda e: e._motion is None):
+            break
+        threading.Event().wait(0.01)
+    assert device.run_locked(lambda e: e._motion is None)
