@@ -26,7 +26,10 @@ from firmware_bridge.messages import (MAX_POINTS_PER_FRAME, PROTOCOL_VERSION, Ac
                                       Status, Stop, Tare, Telemetry, TrajLoad, TrajRun)
 
 HEARTBEAT_S = 0.05
-ACK_TIMEOUT_S = 0.1
+ACK_TIMEOUT_S = 0.08
+# Telemetry comes every 4 ms: 80 ms of silence is a stalled link (detected within the 100 ms the
+# design allows, with the reader's 10 ms polling).
+STALL_S = 0.08
 HANDSHAKE_TIMEOUT_S = 2.0
 
 _HINTS = {
@@ -77,7 +80,7 @@ class MotionResult:
 
 
 class ArmClient:
-    def __init__(self, url: str, *, baudrate: int = DEFAULT_BAUD, stall_s: float = 0.1,
+    def __init__(self, url: str, *, baudrate: int = DEFAULT_BAUD, stall_s: float = STALL_S,
                  ack_timeout_s: float = ACK_TIMEOUT_S):
         self.url = url
         self._baudrate = baudrate

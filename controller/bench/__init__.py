@@ -1,0 +1,1 @@
+"""Benchmarks behind `jenga-robot bench`: one module per suite."""

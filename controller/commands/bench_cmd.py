@@ -1,0 +1,93 @@
+"""`jenga-robot bench --suite ...`: speed and accuracy, measured. JSON plus a markdown table."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import os
+import platform
+import time
+from pathlib import Path
+
+from controller.commands.cell_cmd import load
+from controller.commands.common import CommandError
+from controller.commands.progress import Progress
+from hardware.cells import DEFAULT_CELL
+
+SUITES = ("link", "sim")
+
+
+def register(commands: argparse._SubParsersAction) -> None:
+    bench = commands.add_parser("bench", help="benchmarks: link, sim (more suites as they land)")
+    bench.add_argument("--suite", required=True, choices=SUITES + ("all",))
+    bench.add_argument("--json", metavar="FILE", help="write the figures as JSON")
+    bench.add_argument("--cell", default=str(DEFAULT_CELL), metavar="FILE")
+    bench.add_argument("--seeds", type=int, default=3, help="towers for the sim suite (default 3)")
+    bench.add_argument("--first-seed", type=int, default=1)
+    bench.set_defaults(run=run_bench)
+
+
+def machine() -> dict:
+    return {"python": platform.python_version(), "platform": platform.platform(),
+            "cpus": os.cpu_count()}
+
+
+def run_bench(args: argparse.Namespace) -> int:
+    suites = SUITES if args.suite == "all" else (args.suite,)
+    if args.seeds < 1:
+        raise CommandError("--seeds must be at least 1")
+    report = {"machine": machine(), "suites": {}}
+    tables = []
+    for suite in suites:
+        started = time.monotonic()
+        if suite == "link":
+            figures, table = _link()
+        else:
+            figures, table = _sim(args)
+        figures["wall_s"] = round(time.monotonic() - started, 1)
+        report["suites"][suite] = figures
+        tables.append(table)
+    if args.json:
+        Path(args.json).write_text(json.dumps(report if args.suite == "all" else
+                                              {"machine": report["machine"], **report["suites"][suites[0]]},
+                                              indent=2) + "\n")
+    print("\n\n".join(tables))
+    return 0
+
+
+def _link() -> tuple[dict, str]:
+    from controller.bench.link import measure
+    figures = dataclasses.asdict(measure(progress=Progress("bench link")))
+    rows = [("rtt_ms_median", figures["rtt_ms_median"], "command to ACK over a pty"),
+            ("rtt_ms_p99", figures["rtt_ms_p99"], ""),
+            ("telemetry_hz", figures["telemetry_hz"], "sustained, per second of device time"),
+            ("guard_stop_ms", figures["guard_stop_ms"],
+             f"threshold crossing to zero commanded velocity (worst {figures['guard_stop_ms_max']})"),
+            ("frames_corrupt_detected", figures["frames_corrupt_detected"],
+             f"of {figures['frames_corrupt_injected']} injected")]
+    for kind, stats in figures["fault_detect_ms"].items():
+        rows.append((f"fault_detect_ms.{kind}", stats["median"], f"worst {stats['max']} over {stats['runs']} runs"))
+    return figures, _table("link", rows)
+
+
+def _sim(args: argparse.Namespace) -> tuple[dict, str]:
+    from hardware.sim.realism import measure
+    cell = load(args.cell)
+    seeds = list(range(args.first_seed, args.first_seed + args.seeds))
+    per_seed = {}
+    progress = Progress("bench sim")
+    for i, seed in enumerate(seeds):
+        per_seed[str(seed)] = measure(cell, seed).to_json()
+        progress(i + 1, len(seeds))
+    keys = ("drift_mm_max", "drift_mm_max_awake", "loose_fraction", "tight_fraction",
+            "forced_push_disturbs", "rtf", "rtf_sleeping")
+    rows = [(key, " / ".join(str(per_seed[str(s)][key]) for s in seeds), f"seeds {seeds[0]}-{seeds[-1]}")
+            for key in keys]
+    return {"seeds": per_seed}, _table("sim", rows)
+
+
+def _table(suite: str, rows) -> str:
+    lines = [f"### {suite}", "", "| figure | value | note |", "| --- | --- | --- |"]
+    lines += [f"| {name} | {value} | {note} |" for name, value, note in rows]
+    return "\n".join(lines)
