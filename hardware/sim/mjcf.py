@@ -29,6 +29,7 @@ import numpy as np
 
 from hardware.sim import markers
 from hardware.sim.blocks import BlockSpec
+from planning.block_markers import marker_side
 from planning.cell.model import Cell
 
 TIMESTEP = 0.001
@@ -81,6 +82,7 @@ def build(cell: Cell, blocks: list[BlockSpec], *, markers_on: bool = True,
     tyaw = cell.tower.yaw
     rot = np.array([[np.cos(tyaw), -np.sin(tyaw)], [np.sin(tyaw), np.cos(tyaw)]])
     shade = np.random.default_rng(len(blocks)).uniform(0.9, 1.1, len(blocks))
+    sticker = marker_side(cell.blocks.height.mean)
     for b in blocks:
         xy = rot @ np.array(b.position[:2]) + np.array([tx, ty])
         half = np.array([b.length / 2, b.width / 2, b.height / 2])
@@ -92,7 +94,7 @@ def build(cell: Cell, blocks: list[BlockSpec], *, markers_on: bool = True,
             for end in (1, -1):
                 mid = markers.marker_id(b.index, end)
                 name = f"marker{mid}"
-                assets[f"{name}.png"] = markers.png(markers.end_face_image(mid, b.width, b.height))
+                assets[f"{name}.png"] = markers.png(markers.end_face_image(mid, b.width, b.height, sticker))
                 tex.append(f'<texture name="{name}" type="2d" file="{name}.png"/>')
                 mats.append(f'<material name="{name}" texture="{name}" specular="0.1"/>')
                 x = end * (b.length / 2 + DECAL_THICKNESS / 2)
@@ -162,15 +164,12 @@ def build(cell: Cell, blocks: list[BlockSpec], *, markers_on: bool = True,
 def _cameras(cell: Cell) -> str:
     out = []
     for cam in cell.cameras:
-        forward = np.array(cam.look_at) - np.array(cam.position)
-        forward /= np.linalg.norm(forward)
-        right = np.cross(forward, [0.0, 0.0, 1.0])
-        if np.linalg.norm(right) < 1e-6:
-            right = np.array([1.0, 0.0, 0.0])
-        right /= np.linalg.norm(right)
-        up = np.cross(right, forward)
+        axes = cam.axes()
+        right, up = axes[:, 0], -axes[:, 1]
         # MuJoCo cameras look along -z with x right and y up in the image.
-        principal = (cam.cx - cam.width / 2.0, cam.height / 2.0 - cam.cy)
+        # MuJoCo's principal point sits half a pixel off OpenCV's (pixel centres on integers) in
+        # both axes: shift it so renders have exactly the cell's intrinsics in OpenCV's convention.
+        principal = (cam.cx - 0.5 - cam.width / 2.0, cam.height / 2.0 - cam.cy - 0.5)
         out.append(f'<camera name="{cam.name}" pos="{_v(cam.position)}" xyaxes="{_v(right)} {_v(up)}" '
                    f'resolution="{cam.width} {cam.height}" focalpixel="{_v([cam.fx, cam.fy])}" '
                    f'principalpixel="{_v(principal)}" sensorsize="{_v([cam.width * 1e-5, cam.height * 1e-5])}"/>')

@@ -195,7 +195,8 @@ def _cameras(top: _Reader) -> tuple[Camera, ...]:
             fx=c.number("fx_px", 10, 100000), fy=c.number("fy_px", 10, 100000),
             cx=c.number("cx_px", 0, width), cy=c.number("cy_px", 0, height),
             fps=c.number("fps", 1, 240),
-            position=c.vector("position_m", 3, -5, 5), look_at=c.vector("look_at_m", 3, -5, 5))
+            position=c.vector("position_m", 3, -5, 5), look_at=c.vector("look_at_m", 3, -5, 5),
+            roll=c.number("roll_deg", -180, 180, default=0.0) * DEG)
         if math.dist(cam.position, cam.look_at) < 0.05:
             c.fail("look_at_m", list(cam.look_at), "allowed a point at least 0.05 m from position_m")
         if any(other.name == cam.name for other in cameras):

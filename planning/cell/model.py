@@ -109,6 +109,21 @@ class Camera:
     fps: float
     position: tuple[float, float, float]        # world, m
     look_at: tuple[float, float, float]         # world, m: the point on the optical axis
+    roll: float = 0.0                           # rad about the optical axis; pi/2: portrait
+
+    def axes(self) -> np.ndarray:
+        """World directions (columns) of the OpenCV camera axes: x right and y down in the image,
+        z along the optical axis."""
+        forward = np.array(self.look_at, float) - np.array(self.position, float)
+        forward /= np.linalg.norm(forward)
+        right = np.cross(forward, [0.0, 0.0, 1.0])
+        if np.linalg.norm(right) < 1e-9:          # looking straight down or up
+            right = np.array([1.0, 0.0, 0.0])
+        right /= np.linalg.norm(right)
+        up = np.cross(right, forward)
+        c, s = np.cos(self.roll), np.sin(self.roll)
+        right, up = c * right + s * up, -s * right + c * up
+        return np.column_stack([right, -up, forward])
 
     @property
     def matrix(self) -> np.ndarray:

@@ -1,0 +1,78 @@
+"""Finding the blocks' markers in an image (OpenCV 5 ArUco API) and where their corners are on a
+block. The labelling scheme itself is `planning/block_markers.py`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import cv2
+import numpy as np
+
+from planning.block_markers import DICTIONARY_NAME, block_of_marker
+
+
+@dataclass(frozen=True)
+class MarkerSighting:
+    marker: int
+    corners: np.ndarray     # (4, 2) px: the marker's top-left, top-right, bottom-right, bottom-left
+
+    @property
+    def block(self) -> int:
+        return block_of_marker(self.marker)[0]
+
+    @property
+    def end(self) -> int:
+        return block_of_marker(self.marker)[1]
+
+    @property
+    def centre(self) -> np.ndarray:
+        """Where the diagonals cross: the image of the marker's centre under perspective."""
+        p0, p1, p2, p3 = self.corners
+        d1, d2 = p2 - p0, p3 - p1
+        A = np.array([d1, -d2]).T
+        try:
+            s, _ = np.linalg.solve(A, p1 - p0)
+        except np.linalg.LinAlgError:
+            return self.corners.mean(axis=0)
+        return p0 + s * d1
+
+
+class MarkerDetector:
+    """ArUco detection tuned for small markers (about 20 px) under even light, with sub-pixel
+    corners. Ids outside the block set are ignored."""
+
+    def __init__(self, block_count: int):
+        dictionary = cv2.aruco.getPredefinedDictionary(getattr(cv2.aruco, DICTIONARY_NAME))
+        params = cv2.aruco.DetectorParameters()
+        params.cornerRefinementMethod = cv2.aruco.CORNER_REFINE_SUBPIX
+        params.cornerRefinementWinSize = 3
+        params.cornerRefinementMinAccuracy = 0.01
+        params.minMarkerPerimeterRate = 0.01
+        params.adaptiveThreshWinSizeMin = 5
+        params.adaptiveThreshWinSizeMax = 25
+        params.adaptiveThreshWinSizeStep = 10
+        params.minMarkerDistanceRate = 0.02
+        self._detector = cv2.aruco.ArucoDetector(dictionary, params)
+        self._max_id = 2 * block_count
+
+    def detect(self, image: np.ndarray) -> list[MarkerSighting]:
+        gray = image if image.ndim == 2 else cv2.cvtColor(image, cv2.COLOR_RGB2GRAY)
+        corners, ids, _ = self._detector.detectMarkers(gray)
+        if ids is None:
+            return []
+        return [MarkerSighting(int(i), c.reshape(4, 2).astype(float))
+                for c, i in zip(corners, ids.ravel()) if 0 <= i < self._max_id]
+
+
+def corner_offsets(side: float) -> np.ndarray:
+    """The marker's corners (4, 2) as (right, up) offsets from its centre on the face, in the
+    detector's order: top-left, top-right, bottom-right, bottom-left."""
+    h = side / 2
+    return np.array([[-h, h], [h, h], [h, -h], [-h, -h]])
+
+
+def face_axes(block_axis: np.ndarray, end: int, up: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(right, up) directions of an end face as seen from outside: the face's outward normal is
+    `end * block_axis`; right = up x normal."""
+    normal = end * np.asarray(block_axis, float)
+    return np.cross(up, normal), np.asarray(up, float)

@@ -1,0 +1,246 @@
+"""From marker sightings in both cameras to the tower as it stands: the tower's pose fitted from many
+markers at once, then every block measured against it.
+
+1. Each sighting is matched to the slot face whose marker it must be (nearest projected marker
+   centre, given the current tower pose).
+2. A marker seen by both cameras is triangulated (its four corners); one seen by one camera is
+   placed where its ray meets the vertical plane through its block's axis.
+3. The tower pose (position, yaw, layer pitch) is fitted to all face centres at once with a robust
+   loss, so the few blocks that stick out do not pull it.
+4. Every block is measured in the fitted tower frame: centre, yaw, and how far it sits along its
+   own axis (its protrusion), in mm and degrees.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import cv2
+import numpy as np
+
+from perception.camera_model import CameraModel
+from perception.markers import MarkerSighting
+from perception.tower_model import SlotFace, TowerModel, TowerPose
+
+ASSIGN_GATE_PX = 12.0      # a sighting further than this from every expected marker is not in a slot
+HUBER_M = 0.0005           # residuals beyond 0.5 mm count linearly: protruding blocks do not pull
+FIT_ITERATIONS = 3
+
+
+@dataclass(frozen=True)
+class FaceMeasurement:
+    face: SlotFace
+    marker: int
+    centre: np.ndarray          # world, m
+    normal: np.ndarray | None   # world unit vector, when the marker's pose was measurable
+    cameras: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class BlockObservation:
+    block: int                  # identity (from its marker)
+    layer: int
+    slot: int
+    end: int                    # the end whose marker was read
+    position_mm: tuple[float, float, float]   # centre in the tower frame
+    yaw_deg: float              # turn about z away from the layer's axis
+    protrusion_mm: float        # centre along the layer's axis (+x for odd layers, +y for even)
+    cameras: tuple[str, ...]
+
+
+@dataclass
+class TowerFit:
+    pose: TowerPose
+    tilt_deg: float
+    measurements: list[FaceMeasurement] = field(default_factory=list)
+    unassigned: list[tuple[str, MarkerSighting]] = field(default_factory=list)
+    residual_mm: float = 0.0
+
+
+class TowerEstimator:
+    def __init__(self, model: TowerModel, cameras: list[CameraModel], max_layers: int = 60):
+        self.model = model
+        self.cameras = {c.name: c for c in cameras}
+        self.max_layers = max_layers
+
+    # --- the whole fit ------------------------------------------------------------------------
+
+    def fit(self, sightings: dict[str, list[MarkerSighting]], prior: TowerPose,
+            layers: int | None = None) -> TowerFit:
+        """Fit the tower to the sightings of every camera, starting from `prior`."""
+        pose = prior
+        top = layers or self.max_layers
+        for _ in range(FIT_ITERATIONS):
+            matched, _ = self._assign(sightings, pose, top)
+            measurements = self._measure(matched, pose)
+            if len(measurements) < 4:
+                break
+            pose = self._fit_pose(measurements, pose)
+        matched, unassigned = self._assign(sightings, pose, top)
+        measurements = self._measure(matched, pose)
+        residual = self._residual(measurements, pose)
+        return TowerFit(pose, pose.tilt_deg, measurements, unassigned, residual * 1000)
+
+    def blocks(self, fit: TowerFit) -> list[BlockObservation]:
+        """Every measured block, in the fitted tower frame."""
+        out = []
+        half = self.model.length / 2
+        for m in fit.measurements:
+            face = m.face
+            local = fit.pose.to_tower(m.centre[None, :])[0]
+            normal = face.axis * face.end
+            centre = local - normal * half
+            along = float(centre @ face.axis)
+            yaw = 0.0
+            if m.normal is not None:
+                n = fit.pose.vector_to_tower(m.normal)
+                signed = np.arctan2(np.cross(normal[:2], n[:2]), normal[:2] @ n[:2])
+                yaw = float(np.degrees(signed))
+            out.append(BlockObservation(m.marker // 2, face.layer, face.slot, face.end,
+                                        tuple(float(v) * 1000 for v in centre), yaw, along * 1000,
+                                        m.cameras))
+        return out
+
+    # --- steps --------------------------------------------------------------------------------
+
+    def candidate_faces(self, camera: CameraModel, pose: TowerPose, top: int) -> list[SlotFace]:
+        """Faces of layers 1..top whose outside this camera can see."""
+        faces = []
+        eye = pose.to_tower(camera.position[None, :])[0]
+        for face in self.model.faces(range(1, top + 1), pose.pitch):
+            normal = face.axis * face.end
+            if (eye - face.centre) @ normal > 0:
+                faces.append(face)
+        return faces
+
+    def _assign(self, sightings, pose: TowerPose, top: int):
+        matched: dict[tuple, dict[str, MarkerSighting]] = {}
+        faces_by_key: dict[tuple, SlotFace] = {}
+        unassigned = []
+        for name, seen in sightings.items():
+            camera = self.cameras[name]
+            faces = self.candidate_faces(camera, pose, top)
+            if not faces or not seen:
+                unassigned += [(name, s) for s in seen]
+                continue
+            expected = camera.project(pose.to_world(np.array([f.centre for f in faces])))
+            for s in seen:
+                d = np.linalg.norm(expected - s.centre, axis=1)
+                i = int(np.argmin(d))
+                face = faces[i]
+                if d[i] > ASSIGN_GATE_PX:
+                    unassigned.append((name, s))
+                    continue
+                key = (face.layer, face.slot, face.end, s.marker)
+                faces_by_key[key] = face
+                matched.setdefault(key, {})[name] = s
+        return [(faces_by_key[k], k[3], v) for k, v in matched.items()], unassigned
+
+    def _measure(self, matched, pose: TowerPose) -> list[FaceMeasurement]:
+        out = []
+        for face, marker, by_camera in matched:
+            names = tuple(sorted(by_camera))
+            if len(names) >= 2:
+                a, b = self.cameras[names[0]], self.cameras[names[1]]
+                corners = _triangulate(a, b, by_camera[names[0]].corners, by_camera[names[1]].corners)
+                centre = corners.mean(axis=0)
+                normal = np.cross(corners[2] - corners[0], corners[1] - corners[3])
+                normal /= np.linalg.norm(normal)
+            else:
+                camera = self.cameras[names[0]]
+                sighting = by_camera[names[0]]
+                centre = self._on_axis_plane(camera, sighting.centre, face, pose)
+                normal = _marker_normal(camera, sighting, self.model.marker_side)
+            if centre is None:
+                continue
+            out.append(FaceMeasurement(face, marker, centre, normal, names))
+        return out
+
+    def _on_axis_plane(self, camera: CameraModel, pixel: np.ndarray, face: SlotFace, pose: TowerPose):
+        """Where the ray through `pixel` meets the vertical plane through the face's block axis."""
+        ray = camera.rays(pixel[None, :])[0]
+        origin = camera.position
+        plane_point = pose.to_world(face.centre[None, :])[0]
+        plane_normal = pose.vector_to_world(face.across)
+        denom = ray @ plane_normal
+        if abs(denom) < 1e-6:
+            return None
+        t = ((plane_point - origin) @ plane_normal) / denom
+        return origin + t * ray
+
+    def _fit_pose(self, measurements: list[FaceMeasurement], pose: TowerPose) -> TowerPose:
+        """Gauss-Newton on (x, y, yaw, pitch, lean) with a Huber loss on every face's offset from
+        where the model puts it (across, height, along)."""
+        data = self._arrays(measurements)
+        params = pose.params
+        steps = np.array([1e-5, 1e-5, 1e-5, 1e-6, 1e-5, 1e-5])
+        # Lean needs height: with a short stack of measurements it stays where it is.
+        free = np.ones(6, bool)
+        if np.ptp(data["centres"][:, 2]) < 0.05:
+            free[4:] = False
+        for _ in range(10):
+            r = self._residuals(data, params)
+            J = np.zeros((len(r), 6))
+            for k in np.flatnonzero(free):
+                shifted = params.copy()
+                shifted[k] += steps[k]
+                J[:, k] = (self._residuals(data, shifted) - r) / steps[k]
+            w = np.where(np.abs(r) <= HUBER_M, 1.0, HUBER_M / np.maximum(np.abs(r), 1e-12))
+            A = J[:, free].T @ (w[:, None] * J[:, free])
+            delta = np.zeros(6)
+            delta[free] = np.linalg.lstsq(A, -J[:, free].T @ (w * r), rcond=None)[0]
+            params = params + delta
+            if np.max(np.abs(delta)) < 1e-8:
+                break
+        return TowerPose(*params)
+
+    def _arrays(self, measurements: list[FaceMeasurement]) -> dict:
+        """The measurements as arrays: each face's nominal centre without its height (which
+        depends on the fitted pitch) and its layer."""
+        faces = [m.face for m in measurements]
+        return {
+            "centres": np.array([m.centre for m in measurements]),
+            "across": np.array([f.across for f in faces]),
+            "axis": np.array([f.axis for f in faces]),
+            "layer": np.array([f.layer for f in faces], float),
+            "flat": np.array([f.centre * np.array([1.0, 1.0, 0.0]) for f in faces]),
+        }
+
+    def _residuals(self, data: dict, params: np.ndarray) -> np.ndarray:
+        pose = TowerPose(*params)
+        local = pose.to_tower(data["centres"])
+        nominal = data["flat"].copy()
+        nominal[:, 2] = (data["layer"] - 1) * pose.pitch + self.model.height / 2
+        d = local - nominal
+        return np.concatenate([np.sum(d * data["across"], axis=1), d[:, 2],
+                               np.sum(d * data["axis"], axis=1)])
+
+    def _residual(self, measurements, pose: TowerPose) -> float:
+        if not measurements:
+            return float("inf")
+        return float(np.median(np.abs(self._residuals(self._arrays(measurements), pose.params))))
+
+
+def _triangulate(a: CameraModel, b: CameraModel, pa: np.ndarray, pb: np.ndarray) -> np.ndarray:
+    """World points (N, 3) seen at pixels pa in camera a and pb in camera b."""
+    Pa = a.K @ a.camera_from_world[:3]
+    Pb = b.K @ b.camera_from_world[:3]
+    ua = cv2.undistortPoints(pa.reshape(-1, 1, 2), a.K, a.dist, P=a.K).reshape(-1, 2)
+    ub = cv2.undistortPoints(pb.reshape(-1, 1, 2), b.K, b.dist, P=b.K).reshape(-1, 2)
+    X = cv2.triangulatePoints(Pa, Pb, ua.T, ub.T)
+    return (X[:3] / X[3]).T
+
+
+def _marker_normal(camera: CameraModel, sighting: MarkerSighting, side: float) -> np.ndarray | None:
+    """The marker's outward normal in the world, from its four corners in one image."""
+    h = side / 2
+    obj = np.array([[-h, h, 0], [h, h, 0], [h, -h, 0], [-h, -h, 0]], float)
+    ok, rvec, _ = cv2.solvePnP(obj, sighting.corners.reshape(-1, 1, 2), camera.K, camera.dist,
+                               flags=cv2.SOLVEPNP_IPPE_SQUARE)
+    if not ok:
+        return None
+    R, _ = cv2.Rodrigues(rvec)
+    n_cam = R[:, 2]                     # marker z points out of the marker, toward the viewer
+    n = camera.world_from_camera[:3, :3] @ n_cam
+    return n / np.linalg.norm(n)
+
