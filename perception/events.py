@@ -1,0 +1,139 @@
+"""Events from the stream of observations and frames, in world time:
+
+- the tower fell (and which blocks are no longer where they were);
+- the tower settled: no block moved more than 0.2 mm for 1 s;
+- something entered the workspace around the tower (a hand, an arm): the image changed inside the
+  projected workspace volume but outside the tower itself.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass
+
+import cv2
+import numpy as np
+
+from perception.camera_model import CameraModel
+from perception.observation import TowerObservation
+from perception.tower_model import TowerModel, TowerPose
+
+SETTLE_MM = 0.2
+SETTLE_S = 1.0
+WORKSPACE_MARGIN = 0.12         # m around the tower's footprint and above its top
+CHANGE_LEVEL = 40               # grey levels: a pixel that changed this much changed
+INTRUSION_FRACTION = 0.01       # share of the workspace's pixels that changed
+
+
+@dataclass(frozen=True)
+class TowerFell:
+    time: float
+    blocks_moved: list[int]      # blocks no longer where they were before the fall
+
+
+@dataclass(frozen=True)
+class TowerSettled:
+    time: float
+
+
+@dataclass(frozen=True)
+class WorkspaceEntered:
+    time: float
+    camera: str
+    fraction: float
+
+
+class SettleWatch:
+    """Settled when, over the last SETTLE_S of world time, no block moved more than SETTLE_MM."""
+
+    def __init__(self, tolerance_mm: float = SETTLE_MM, window_s: float = SETTLE_S):
+        self.tolerance_mm, self.window_s = tolerance_mm, window_s
+        self._history: deque[tuple[float, dict[int, np.ndarray]]] = deque()
+
+    def update(self, obs: TowerObservation) -> TowerSettled | None:
+        positions = {b.block: np.array(b.position_mm) for b in obs.blocks}
+        self._history.append((obs.time, positions))
+        # Keep the newest sample that is at least a window old, and everything after it.
+        while len(self._history) >= 2 and obs.time - self._history[1][0] >= self.window_s:
+            self._history.popleft()
+        first_time, first = self._history[0]
+        if obs.time - first_time < self.window_s:
+            return None
+        for _, later in self._history:
+            for block, p in later.items():
+                if block in first and np.linalg.norm(p - first[block]) > self.tolerance_mm:
+                    return None
+        return TowerSettled(obs.time)
+
+    def reset(self) -> None:
+        self._history.clear()
+
+
+class FallWatch:
+    """Reports the first observation that says the tower fell, with the blocks that moved."""
+
+    def __init__(self, moved_mm: float = 20.0):
+        self.moved_mm = moved_mm
+        self._standing: dict[int, np.ndarray] = {}
+        self.fallen = False
+
+    def update(self, obs: TowerObservation) -> TowerFell | None:
+        if not obs.fell:
+            self._standing = {b.block: np.array(b.position_mm) for b in obs.blocks}
+            self.fallen = False
+            return None
+        if self.fallen:
+            return None
+        self.fallen = True
+        now = {b.block: np.array(b.position_mm) for b in obs.blocks}
+        moved = sorted(b for b, p in self._standing.items()
+                       if b not in now or np.linalg.norm(now[b] - p) > self.moved_mm)
+        return TowerFell(obs.time, moved)
+
+
+class WorkspaceWatch:
+    """Per camera, compares each frame with a reference taken while the workspace was clear."""
+
+    def __init__(self, model: TowerModel, cameras: list[CameraModel]):
+        self.model = model
+        self.cameras = {c.name: c for c in cameras}
+        self._reference: dict[str, np.ndarray] = {}
+        self._masks: dict[str, np.ndarray] = {}
+
+    def set_clear(self, images: dict[str, np.ndarray], pose: TowerPose, layers: int) -> None:
+        """The workspace is clear now: remember what it looks like."""
+        for name, image in images.items():
+            self._reference[name] = _grey(image)
+            self._masks[name] = self._mask(self.cameras[name], image.shape[:2], pose, layers)
+
+    def update(self, name: str, image: np.ndarray, time: float) -> WorkspaceEntered | None:
+        if name not in self._reference:
+            return None
+        mask = self._masks[name]
+        diff = cv2.absdiff(_grey(image), self._reference[name])
+        changed = (diff > CHANGE_LEVEL) & mask
+        fraction = float(changed.sum()) / max(int(mask.sum()), 1)
+        if fraction > INTRUSION_FRACTION:
+            return WorkspaceEntered(time, name, fraction)
+        return None
+
+    def _mask(self, camera: CameraModel, shape, pose: TowerPose, layers: int) -> np.ndarray:
+        """Pixels of the workspace box around the tower, minus the tower's own silhouette."""
+        half = self.model.length / 2
+        top = layers * self.model.nominal_pitch
+        outer = _box_mask(camera, shape, pose, half + WORKSPACE_MARGIN, top + WORKSPACE_MARGIN)
+        tower = _box_mask(camera, shape, pose, half + 0.01, top + 0.01)
+        return outer & ~tower
+
+
+def _grey(image: np.ndarray) -> np.ndarray:
+    return image if image.ndim == 2 else cv2.cvtColor(image, cv2.COLOR_RGB2GRAY)
+
+
+def _box_mask(camera: CameraModel, shape, pose: TowerPose, half: float, height: float) -> np.ndarray:
+    corners = np.array([[x, y, z] for x in (-half, half) for y in (-half, half) for z in (0.0, height)])
+    uv = camera.project(pose.to_world(corners))
+    hull = cv2.convexHull(np.round(uv).astype(np.int32))
+    mask = np.zeros(shape, np.uint8)
+    cv2.fillConvexPoly(mask, hull, 1)
+    return mask.astype(bool)

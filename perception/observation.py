@@ -1,0 +1,123 @@
+"""The tower as the cameras see it at one moment: every slot's occupancy, every block's pose and
+protrusion, the tower's lean, blocks out of place, and whether it still stands. Merged from both
+cameras; turned into the rules' `TowerState` on demand."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import cv2
+import numpy as np
+
+from perception.camera_model import CameraModel
+from perception.tower_estimator import BlockObservation, TowerEstimator, TowerFit
+from perception.tower_model import TowerModel, TowerPose
+from planning.tower import SLOTS, TowerError, TowerState
+
+# An end face with a marker on it is largely white (the sticker's quiet zone and white cells); a
+# hole shows wood and shadow. Share of near-white pixels that says "a block is there".
+WHITE_LEVEL = 200
+OCCUPIED_WHITE_FRACTION = 0.12
+# The tower has fallen when its fit explains few of the markers seen, fits badly, or leans.
+FALLEN_ASSIGNED_FRACTION = 0.5
+FALLEN_RESIDUAL_MM = 2.0
+FALLEN_TILT_DEG = 4.0
+
+
+class PerceptionError(RuntimeError):
+    """What the cameras see cannot be reconciled with a standing tower."""
+
+
+@dataclass
+class TowerObservation:
+    time: float
+    pose: TowerPose
+    tilt_deg: float
+    residual_mm: float
+    blocks: list[BlockObservation]
+    occupancy: dict[tuple[int, int], bool]
+    unread: list[tuple[int, int]] = field(default_factory=list)     # occupied, no marker read
+    out_of_place: list[int] = field(default_factory=list)           # blocks read outside any slot
+    fell: bool = False
+    markers_seen: int = 0
+
+    @property
+    def top_layer(self) -> int:
+        return max((layer for (layer, _), full in self.occupancy.items() if full), default=0)
+
+    def protrusions_mm(self) -> dict[tuple[int, int], float]:
+        return {(b.layer, b.slot): b.protrusion_mm for b in self.blocks}
+
+    def block_at(self, layer: int, slot: int) -> BlockObservation | None:
+        for b in self.blocks:
+            if (b.layer, b.slot) == (layer, slot):
+                return b
+        return None
+
+    def tower_state(self, blocks_moved: int = 0) -> TowerState:
+        """The occupancy as a rules tower; PerceptionError when it is not one (or the tower fell)."""
+        if self.fell:
+            raise PerceptionError("the tower has fallen")
+        rows = [tuple(self.occupancy.get((layer, s), False) for s in SLOTS)
+                for layer in range(1, self.top_layer + 1)]
+        try:
+            return TowerState(tuple(rows), blocks_moved)
+        except TowerError as exc:
+            raise PerceptionError(f"what the cameras see is not a tower: {exc}") from None
+
+
+class TowerObserver:
+    """Turns a pair of frames into a TowerObservation."""
+
+    def __init__(self, model: TowerModel, cameras: list[CameraModel], estimator: TowerEstimator):
+        self.model = model
+        self.cameras = {c.name: c for c in cameras}
+        self.estimator = estimator
+
+    def observe(self, images: dict[str, np.ndarray], sightings: dict, prior: TowerPose,
+                time: float, layers: int | None = None) -> TowerObservation:
+        fit = self.estimator.fit(sightings, prior, layers)
+        blocks = self.estimator.blocks(fit)
+        total = sum(len(v) for v in sightings.values())
+        assigned = total - len(fit.unassigned)
+        occupancy, unread = self._occupancy(images, fit, blocks)
+        in_slot = {b.block for b in blocks}
+        out_of_place = sorted({s.block for _, s in fit.unassigned} - in_slot)
+        fell = (total >= 6 and assigned < FALLEN_ASSIGNED_FRACTION * total) \
+            or fit.residual_mm > FALLEN_RESIDUAL_MM or fit.tilt_deg > FALLEN_TILT_DEG \
+            or len(blocks) < 3
+        return TowerObservation(time, fit.pose, fit.tilt_deg, fit.residual_mm, blocks, occupancy,
+                                unread, out_of_place, fell, total)
+
+    def _occupancy(self, images, fit: TowerFit, blocks: list[BlockObservation]):
+        read = {(b.layer, b.slot) for b in blocks}
+        top = max((layer for layer, _ in read), default=0)
+        occupancy, unread = {}, []
+        for layer in range(1, top + 1):
+            for slot in SLOTS:
+                if (layer, slot) in read:
+                    occupancy[layer, slot] = True
+                    continue
+                full = self._looks_full(images, fit.pose, layer, slot)
+                occupancy[layer, slot] = full
+                if full:
+                    unread.append((layer, slot))
+        return occupancy, unread
+
+    def _looks_full(self, images, pose: TowerPose, layer: int, slot: int) -> bool:
+        """Whether any camera sees a white sticker face at the slot's visible end."""
+        votes = []
+        for name, image in images.items():
+            camera = self.cameras[name]
+            for face in self.estimator.candidate_faces(camera, pose, layer):
+                if (face.layer, face.slot) != (layer, slot):
+                    continue
+                quad = camera.project(pose.to_world(face.corners)).astype(np.float32)
+                mask = np.zeros(image.shape[:2], np.uint8)
+                cv2.fillConvexPoly(mask, np.round(quad).astype(np.int32), 1)
+                pixels = image[mask.astype(bool)]
+                if len(pixels) < 20:
+                    continue
+                white = np.all(pixels >= WHITE_LEVEL, axis=1).mean()
+                votes.append(white >= OCCUPIED_WHITE_FRACTION)
+        return any(votes)
