@@ -31,6 +31,13 @@ def test_awake_tower_creeps_less_than_a_few_microns_a_second(world, fresh):
     assert max(truth.displacements().values()) < 0.00005
 
 
+@pytest.mark.parametrize("seed", range(1, 13))
+def test_every_drawn_tower_settles_without_blowing_up(default_cell, seed):
+    w = SimWorld(default_cell, seed, markers=False)
+    assert w.data.warning[mujoco.mjtWarning.mjWARN_BADQACC].number == 0
+    assert GroundTruth(w).tower_state().stories() == "18"
+
+
 def test_same_seed_same_settled_tower(default_cell, world, fresh):
     world.restore(fresh)
     other = SimWorld(default_cell, 1, markers=False)

@@ -1,0 +1,180 @@
+"""Perception benchmark: rendered frames of random mid-game towers and of fallen ones, scored
+against the simulator's ground truth.
+
+Per standing scene: every slot of layers 1 to the true top (and one above) is judged occupied or
+empty (occupancy_accuracy is the share of slots right; a scene counts as right only if all are);
+every block read is compared with the truth: centre position (mm, in the world), yaw (deg) and
+protrusion (mm). Protrusion is a block's offset along its own axis from the tower's axis at its
+height; the truth's tower axis is fitted to the true block centres with the same robust model
+perception uses, so both sides measure against the same kind of reference. Fallen scenes score
+whether the fall was seen. Latency is the time to turn one camera frame into its share of an
+observation (detection on that frame plus half of the two-camera fit), on one core.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from dataclasses import dataclass, field
+
+import cv2
+import numpy as np
+
+from hardware.sim.ground_truth import GroundTruth
+from hardware.sim.scenes import midgame, topple
+from hardware.sim.world import SimWorld
+from perception.pipeline import Perception
+from perception.sources import Frame
+from perception.tower_estimator import FaceMeasurement
+from perception.tower_model import TowerPose
+from planning.cell.model import Cell
+from planning.tower import SLOTS
+
+TARGETS = {"occupancy_accuracy": "1.0", "protrusion_err_mm_median": "<= 0.5",
+           "protrusion_err_mm_p95": "<= 1.0", "latency_ms_median": "<= 33"}
+
+
+@dataclass
+class PerceptionFigures:
+    scenes: int = 0
+    fallen_scenes: int = 0
+    occupancy_accuracy: float = float("nan")
+    scenes_all_slots_right: float = float("nan")
+    position_err_mm_median: float = float("nan")
+    yaw_err_deg_median: float = float("nan")
+    protrusion_err_mm_median: float = float("nan")
+    protrusion_err_mm_p95: float = float("nan")
+    fall_detected_rate: float = float("nan")
+    false_fall_rate: float = float("nan")
+    latency_ms_median: float = float("nan")
+    blocks_measured: int = 0
+    failures: list = field(default_factory=list)
+
+    def meets_targets(self) -> dict[str, bool]:
+        return {"occupancy_accuracy": self.occupancy_accuracy == 1.0,
+                "protrusion_err_mm_median": self.protrusion_err_mm_median <= 0.5,
+                "protrusion_err_mm_p95": self.protrusion_err_mm_p95 <= 1.0,
+                "latency_ms_median": self.latency_ms_median <= 33.0}
+
+
+def measure(cell: Cell, scenes: int = 50, first_seed: int = 1, fallen_every: int = 5,
+            progress=None) -> PerceptionFigures:
+    cv2.setNumThreads(1)
+    figures = PerceptionFigures()
+    slots_right = slots_total = scenes_right = 0
+    pos_err, yaw_err, prot_err, latency = [], [], [], []
+    falls_seen = fallen = standing_called_fallen = 0
+    for i in range(scenes):
+        seed = first_seed + i
+        rng = np.random.default_rng(10_000 + seed)
+        world = SimWorld(cell, seed)
+        truth = GroundTruth(world)
+        toppled = fallen_every > 0 and (i + 1) % fallen_every == 0
+        staged = midgame(world, rng, moves=int(rng.integers(1, 16)), protrusions=int(rng.integers(0, 6)))
+        if toppled:
+            topple(world, rng)
+        toppled = toppled or staged.fell or truth.tower_fell()
+        frames = {c.name: Frame(c.name, world.render(c.name), world.time, 1) for c in cell.cameras}
+        perception = Perception(cell)
+        detect_ms = []
+        for name, frame in frames.items():
+            start = time.perf_counter()
+            perception.detect(name, frame.image)
+            detect_ms.append((time.perf_counter() - start) * 1000)
+        start = time.perf_counter()
+        obs = perception.observe(frames).observation
+        total_ms = (time.perf_counter() - start) * 1000
+        fit_ms = max(total_ms - sum(detect_ms), 0.0)
+        latency += [d + fit_ms / 2 for d in detect_ms]
+        if toppled:
+            fallen += 1
+            falls_seen += int(obs.fell)
+        else:
+            standing_called_fallen += int(obs.fell)
+            right, total, failures = _occupancy(obs, truth)
+            slots_right += right
+            slots_total += total
+            scenes_right += int(right == total)
+            figures.failures += [f"seed {seed}: {f}" for f in failures]
+            p, y, q = _blocks(obs, truth, perception)
+            pos_err += p
+            yaw_err += y
+            prot_err += q
+        world.close()
+        if progress:
+            progress(i + 1, scenes)
+    standing = scenes - fallen
+    figures.scenes, figures.fallen_scenes = scenes, fallen
+    figures.occupancy_accuracy = round(slots_right / max(slots_total, 1), 4)
+    figures.scenes_all_slots_right = round(scenes_right / max(standing, 1), 4)
+    figures.blocks_measured = len(prot_err)
+    if prot_err:
+        figures.position_err_mm_median = round(statistics.median(pos_err), 3)
+        figures.yaw_err_deg_median = round(statistics.median(yaw_err), 3)
+        figures.protrusion_err_mm_median = round(statistics.median(prot_err), 3)
+        figures.protrusion_err_mm_p95 = round(float(np.percentile(prot_err, 95)), 3)
+    figures.fall_detected_rate = round(falls_seen / fallen, 4) if fallen else float("nan")
+    figures.false_fall_rate = round(standing_called_fallen / max(standing, 1), 4)
+    figures.latency_ms_median = round(statistics.median(latency), 2)
+    return figures
+
+
+def _occupancy(obs, truth: GroundTruth) -> tuple[int, int, list[str]]:
+    state = truth.tower_state()
+    right = total = 0
+    failures = []
+    for layer in range(1, state.top_layer + 2):
+        for slot in SLOTS:
+            expected = state.has_block(layer, slot)
+            seen = obs.occupancy.get((layer, slot), False) and not obs.fell
+            total += 1
+            if seen == expected:
+                right += 1
+            else:
+                failures.append(f"layer {layer} slot {slot}: seen {'full' if seen else 'empty'}, "
+                                f"is {'full' if expected else 'empty'}")
+    return right, total, failures
+
+
+def _blocks(obs, truth: GroundTruth, perception: Perception):
+    """Errors of every block read, against the truth in a tower frame fitted to the true blocks."""
+    frame = _true_frame(truth, perception)
+    world = truth.world
+    pos_err, yaw_err, prot_err = [], [], []
+    for b in obs.blocks:
+        if truth.slot_of(b.block) != (b.layer, b.slot):
+            continue
+        body = world.block_body[b.block]
+        true_world = world.data.xpos[body]
+        seen_world = obs.pose.to_world(np.array(b.position_mm)[None, :] / 1000)[0]
+        pos_err.append(float(np.linalg.norm(seen_world - true_world)) * 1000)
+        axis = perception.model.axis(b.layer)
+        local = frame.to_tower(true_world[None, :])[0]
+        prot_err.append(abs(b.protrusion_mm - float(local @ axis) * 1000))
+        block_axis = frame.vector_to_tower(world.data.xmat[body].reshape(3, 3)[:, 0])
+        if block_axis @ axis < 0:
+            block_axis = -block_axis
+        true_yaw = np.degrees(np.arctan2(np.cross(axis[:2], block_axis[:2]), axis[:2] @ block_axis[:2]))
+        yaw_err.append(abs(b.yaw_deg - float(true_yaw)))
+    return pos_err, yaw_err, prot_err
+
+
+def _true_frame(truth: GroundTruth, perception: Perception) -> TowerPose:
+    """The tower axis fitted to the true centres of the blocks' back faces."""
+    model, estimator = perception.model, perception.estimator
+    world = truth.world
+    measurements = []
+    prior = perception.pose
+    for b in world.blocks:
+        where = truth.slot_of(b.index)
+        if where is None:
+            continue
+        layer, slot = where
+        body = world.block_body[b.index]
+        axis_world = world.data.xmat[body].reshape(3, 3)[:, 0]
+        for end in (1, -1):
+            face = model.face(layer, slot, end, prior.pitch)
+            centre = world.data.xpos[body] + axis_world * np.sign(
+                axis_world @ prior.vector_to_world(face.axis)) * end * model.length / 2
+            measurements.append(FaceMeasurement(face, 0, centre, None, ("truth",)))
+    return estimator._fit_pose(measurements, prior)

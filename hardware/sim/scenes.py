@@ -1,0 +1,158 @@
+"""Staging towers in the simulator for tests and benchmarks: mid-game towers (legal moves made by
+hand, tested blocks left sticking out, a partial top layer) and fallen ones. The blocks are moved
+by hand, as a person setting up a test scene would, then the physics settles them.
+
+For tests and benchmarks only (it reads and writes the simulator's state directly).
+"""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+import mujoco
+import numpy as np
+
+from hardware.sim.ground_truth import GroundTruth
+from hardware.sim.world import SimWorld
+from planning.rules import legal_sources, placement_target
+from planning.tower import TowerError, TowerState
+
+PARK_ORIGIN = np.array([-0.45, -0.6, 0.0])   # where removed blocks are laid on the table
+
+
+@dataclass
+class Scene:
+    moves: int
+    protruded: dict[int, float]     # block -> how far it was pushed along its axis (m)
+    fell: bool
+
+
+@contextmanager
+def awake(world: SimWorld):
+    """Keep every body awake while the scene is rearranged (moved bodies must not sleep in mid-air)."""
+    flag = int(mujoco.mjtEnableBit.mjENBL_SLEEP)
+    world.model.opt.enableflags &= ~flag
+    try:
+        yield
+    finally:
+        world.model.opt.enableflags |= flag
+
+
+def _qpos(world: SimWorld, block: int) -> int:
+    body = world.block_body[block]
+    return world.model.jnt_qposadr[world.model.body_jntadr[body]]
+
+
+def _dof(world: SimWorld, block: int) -> int:
+    body = world.block_body[block]
+    return world.model.jnt_dofadr[world.model.body_jntadr[body]]
+
+
+def set_block(world: SimWorld, block: int, position: np.ndarray, yaw: float) -> None:
+    """Put a block at a world position and yaw, at rest."""
+    adr, dof = _qpos(world, block), _dof(world, block)
+    world.data.qpos[adr:adr + 3] = position
+    world.data.qpos[adr + 3:adr + 7] = [np.cos(yaw / 2), 0.0, 0.0, np.sin(yaw / 2)]
+    world.data.qvel[dof:dof + 6] = 0.0
+    mujoco.mj_forward(world.model, world.data)
+
+
+def shift_block(world: SimWorld, block: int, distance: float) -> None:
+    """Slide a block along its own axis by `distance` (m), as a test push would leave it."""
+    body = world.block_body[block]
+    adr = _qpos(world, block)
+    world.data.qpos[adr:adr + 3] += world.data.xmat[body].reshape(3, 3)[:, 0] * distance
+    mujoco.mj_forward(world.model, world.data)
+
+
+def park(world: SimWorld, block: int, index: int) -> None:
+    spot = PARK_ORIGIN + np.array([0.0, 0.03 * index, world.cell.blocks.height.mean / 2])
+    set_block(world, block, spot, 0.0)
+
+
+def place_on_top(world: SimWorld, block: int, layer: int, slot: int) -> None:
+    """Set a block into a slot of the top layer, resting on the layer below."""
+    truth = GroundTruth(world)
+    c = world.cell
+    below = [truth.pose(b.index).position[2] for b in world.blocks if truth.slot_of(b.index)
+             and truth.slot_of(b.index)[0] == layer - 1]
+    height = [b for b in world.blocks if b.index == block][0].height
+    z = max(below) + c.blocks.height.mean / 2 + height / 2 + 0.0003
+    across = (slot - 1) * (c.blocks.width.mean + 0.0003)
+    local = np.array([0.0, across]) if layer % 2 == 1 else np.array([across, 0.0])
+    yaw = c.tower.yaw + (0.0 if layer % 2 == 1 else np.pi / 2)
+    rot = np.array([[np.cos(c.tower.yaw), -np.sin(c.tower.yaw)], [np.sin(c.tower.yaw), np.cos(c.tower.yaw)]])
+    xy = rot @ local + np.array(c.tower.position)
+    set_block(world, block, np.array([xy[0], xy[1], z]), yaw)
+
+
+def stable_sources(tower: TowerState) -> list[tuple[int, int]]:
+    """Legal sources whose removal never leaves a layer standing on one side block."""
+    out = []
+    for layer, slot in legal_sources(tower):
+        row = list(tower.row(layer))
+        row[slot] = False
+        if sum(row) == 1 and not row[1]:
+            continue
+        out.append((layer, slot))
+    return out
+
+
+def midgame(world: SimWorld, rng: np.random.Generator, moves: int, protrusions: int,
+            max_protrusion: float = 0.010) -> Scene:
+    """Make `moves` legal moves by hand (source from a stable legal slot, onto the top), then leave
+    `protrusions` blocks pushed out along their axes by up to `max_protrusion`; settle."""
+    truth = GroundTruth(world)
+    tower = truth.tower_state()
+    protruded = {}
+    with awake(world):
+        done = 0
+        for i in range(moves * 3):
+            if done == moves:
+                break
+            try:
+                tower = truth.tower_state()   # what really stands, after the physics had its say
+            except TowerError:
+                return Scene(done, protruded, True)   # the staging knocked it over
+            sources = stable_sources(tower)
+            source = sources[rng.integers(len(sources))]
+            block = truth.block_at(*source)
+            if block is None:
+                continue
+            park(world, block, i)
+            target = placement_target(tower.without(*source))
+            slot = int(rng.choice(target.slots))
+            place_on_top(world, block, target.layer, slot)
+            world.step_for(0.3)
+            done += 1
+        try:
+            tower = truth.tower_state()
+        except TowerError:
+            return Scene(done, protruded, True)
+        candidates = [(layer, slot) for layer, slot in tower.blocks() if layer < tower.top_layer]
+        for k in rng.choice(len(candidates), size=min(protrusions, len(candidates)), replace=False):
+            block = truth.block_at(*candidates[k])
+            if block is None:
+                continue
+            distance = float(rng.uniform(0.001, max_protrusion) * rng.choice([-1, 1]))
+            shift_block(world, block, distance)
+            protruded[block] = distance
+        world.step_for(1.0)
+    return Scene(done, protruded, False)
+
+
+def topple(world: SimWorld, rng: np.random.Generator) -> Scene:
+    """Knock the tower over: shove its upper half sideways and let it fall."""
+    truth = GroundTruth(world)
+    with awake(world):
+        top = truth.tower_state().top_layer
+        direction = rng.normal(size=2)
+        direction /= np.linalg.norm(direction)
+        for b in world.blocks:
+            where = truth.slot_of(b.index)
+            if where and where[0] > top / 2:
+                dof = _dof(world, b.index)
+                world.data.qvel[dof:dof + 2] = direction * 1.5
+        world.step_for(3.0)
+    return Scene(0, {}, True)
