@@ -3,7 +3,7 @@ block. The labelling scheme itself is `planning/block_markers.py`."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import cv2
 import numpy as np
@@ -15,6 +15,10 @@ from planning.block_markers import DICTIONARY_NAME, block_of_marker
 class MarkerSighting:
     marker: int
     corners: np.ndarray     # (4, 2) px: the marker's top-left, top-right, bottom-right, bottom-left
+    centre: np.ndarray = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "centre", _diagonal_crossing(self.corners))
 
     @property
     def block(self) -> int:
@@ -24,17 +28,17 @@ class MarkerSighting:
     def end(self) -> int:
         return block_of_marker(self.marker)[1]
 
-    @property
-    def centre(self) -> np.ndarray:
-        """Where the diagonals cross: the image of the marker's centre under perspective."""
-        p0, p1, p2, p3 = self.corners
-        d1, d2 = p2 - p0, p3 - p1
-        A = np.array([d1, -d2]).T
-        try:
-            s, _ = np.linalg.solve(A, p1 - p0)
-        except np.linalg.LinAlgError:
-            return self.corners.mean(axis=0)
-        return p0 + s * d1
+
+def _diagonal_crossing(corners: np.ndarray) -> np.ndarray:
+    """Where the diagonals cross: the image of the marker's centre under perspective."""
+    p0, p1, p2, p3 = corners
+    d1, d2 = p2 - p0, p3 - p1
+    det = d1[0] * -d2[1] - (-d2[0]) * d1[1]
+    if abs(det) < 1e-9:
+        return corners.mean(axis=0)
+    r = p1 - p0
+    s = (r[0] * -d2[1] - (-d2[0]) * r[1]) / det
+    return p0 + s * d1
 
 
 class MarkerDetector:
@@ -48,8 +52,9 @@ class MarkerDetector:
         params.cornerRefinementWinSize = 3
         params.cornerRefinementMinAccuracy = 0.01
         params.minMarkerPerimeterRate = 0.01
-        params.adaptiveThreshWinSizeMin = 5
-        params.adaptiveThreshWinSizeMax = 25
+        # Two threshold windows: enough for even light, half the cost of OpenCV's default three.
+        params.adaptiveThreshWinSizeMin = 7
+        params.adaptiveThreshWinSizeMax = 17
         params.adaptiveThreshWinSizeStep = 10
         params.minMarkerDistanceRate = 0.02
         self._detector = cv2.aruco.ArucoDetector(dictionary, params)

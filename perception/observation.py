@@ -22,6 +22,12 @@ OCCUPIED_WHITE_FRACTION = 0.12
 FALLEN_ASSIGNED_FRACTION = 0.5
 FALLEN_RESIDUAL_MM = 2.0
 FALLEN_TILT_DEG = 4.0
+# Depths at which a pushed-in block's sticker is looked for (m).
+RECESS_DEPTHS_M = (0.0, 0.005, 0.010)
+# Markers of blocks lying on the table: centre at most about half a block width up.
+TABLE_MARKER_HEIGHT = 0.010
+FALL_ZONE_M = 0.5
+FALLEN_BLOCKS_ON_TABLE = 3
 
 
 class PerceptionError(RuntimeError):
@@ -40,6 +46,7 @@ class TowerObservation:
     out_of_place: list[int] = field(default_factory=list)           # blocks read outside any slot
     fell: bool = False
     markers_seen: int = 0
+    on_table: list[int] = field(default_factory=list)               # blocks seen lying on the table
 
     @property
     def top_layer(self) -> int:
@@ -83,11 +90,28 @@ class TowerObserver:
         occupancy, unread = self._occupancy(images, fit, blocks)
         in_slot = {b.block for b in blocks}
         out_of_place = sorted({s.block for _, s in fit.unassigned} - in_slot)
+        on_table = self._on_table(fit)
         fell = (total >= 6 and assigned < FALLEN_ASSIGNED_FRACTION * total) \
             or fit.residual_mm > FALLEN_RESIDUAL_MM or fit.tilt_deg > FALLEN_TILT_DEG \
-            or len(blocks) < 3
+            or len(blocks) < 3 or len(on_table) >= FALLEN_BLOCKS_ON_TABLE
         return TowerObservation(time, fit.pose, fit.tilt_deg, fit.residual_mm, blocks, occupancy,
-                                unread, out_of_place, fell, total)
+                                unread, out_of_place, fell, total, on_table)
+
+    def _on_table(self, fit: TowerFit) -> list[int]:
+        """Blocks whose markers are seen lying on the table near the tower (fallen off it)."""
+        blocks = set()
+        centre = fit.pose.to_world(np.zeros((1, 3)))[0]
+        for name, sighting in fit.unassigned:
+            camera = self.cameras[name]
+            ray = camera.rays(sighting.centre[None, :])[0]
+            origin = camera.position
+            if ray[2] >= -1e-6:
+                continue
+            t = (TABLE_MARKER_HEIGHT - origin[2]) / ray[2]
+            hit = origin + t * ray
+            if np.linalg.norm(hit[:2] - centre[:2]) < FALL_ZONE_M:
+                blocks.add(sighting.block)
+        return sorted(blocks)
 
     def _occupancy(self, images, fit: TowerFit, blocks: list[BlockObservation]):
         read = {(b.layer, b.slot) for b in blocks}
@@ -105,19 +129,30 @@ class TowerObserver:
         return occupancy, unread
 
     def _looks_full(self, images, pose: TowerPose, layer: int, slot: int) -> bool:
-        """Whether any camera sees a white sticker face at the slot's visible end."""
+        """Whether any camera sees a white sticker face at the slot's visible end, flush or
+        pushed in (a tested block whose marker is too deep in its hole to be read)."""
         votes = []
         for name, image in images.items():
             camera = self.cameras[name]
             for face in self.estimator.candidate_faces(camera, pose, layer):
                 if (face.layer, face.slot) != (layer, slot):
                     continue
-                quad = camera.project(pose.to_world(face.corners)).astype(np.float32)
-                mask = np.zeros(image.shape[:2], np.uint8)
-                cv2.fillConvexPoly(mask, np.round(quad).astype(np.int32), 1)
-                pixels = image[mask.astype(bool)]
-                if len(pixels) < 20:
-                    continue
-                white = np.all(pixels >= WHITE_LEVEL, axis=1).mean()
-                votes.append(white >= OCCUPIED_WHITE_FRACTION)
+                for depth in RECESS_DEPTHS_M:
+                    corners = face.corners - face.axis * face.end * depth
+                    votes.append(self._white(image, camera, pose, corners))
         return any(votes)
+
+    @staticmethod
+    def _white(image, camera: CameraModel, pose: TowerPose, corners: np.ndarray) -> bool:
+        """Whether the image region of a marker's square is mostly sticker-white."""
+        quad = np.round(camera.project(pose.to_world(corners))).astype(np.int32)
+        x0, y0 = np.maximum(quad.min(axis=0), 0)
+        x1, y1 = np.minimum(quad.max(axis=0) + 1, [image.shape[1], image.shape[0]])
+        if x1 <= x0 or y1 <= y0:
+            return False
+        mask = np.zeros((y1 - y0, x1 - x0), np.uint8)
+        cv2.fillConvexPoly(mask, quad - [x0, y0], 1)
+        pixels = image[y0:y1, x0:x1][mask.astype(bool)]
+        if len(pixels) < 20:
+            return False
+        return bool(np.all(pixels >= WHITE_LEVEL, axis=1).mean() >= OCCUPIED_WHITE_FRACTION)

@@ -19,6 +19,9 @@ from perception.tower_model import TowerModel, TowerPose
 from planning.cell.model import Cell
 
 ROI_MARGIN_PX = 40
+# A turn takes one block out of the tower: this many slots emptied since the last standing
+# observation means blocks fell.
+FALLEN_SLOTS_EMPTIED = 3
 
 
 @dataclass
@@ -38,7 +41,10 @@ class Perception:
         self.observer = TowerObserver(self.model, self.cameras, self.estimator)
         x, y = cell.tower.position
         self.pose = tower_pose or TowerPose(x, y, cell.tower.yaw, self.model.nominal_pitch)
-        self.layers = cell.blocks.layers + 1
+        # Until the first observation the height is unknown: search every layer that can be.
+        self.layers: int | None = None
+        self.max_layers = 3 * cell.blocks.layers
+        self._standing: TowerObservation | None = None
         self.settle = SettleWatch()
         self.falls = FallWatch()
         self.workspace = WorkspaceWatch(self.model, self.cameras)
@@ -57,7 +63,15 @@ class Perception:
         images = {name: f.image for name, f in frames.items()}
         sightings = {name: self.detect(name, image) for name, image in images.items()}
         time = max(f.time for f in frames.values())
-        obs = self.observer.observe(images, sightings, self.pose, time, self.layers + 1)
+        search = self.max_layers if self.layers is None else self.layers + 3
+        obs = self.observer.observe(images, sightings, self.pose, time, search)
+        if not obs.fell and self._standing is not None:
+            gone = [key for key, full in self._standing.occupancy.items()
+                    if full and not obs.occupancy.get(key, False)]
+            if len(gone) >= FALLEN_SLOTS_EMPTIED:
+                obs.fell = True   # blocks that stood a moment ago are nowhere in the tower
+        if not obs.fell:
+            self._standing = obs
         events = []
         fell = self.falls.update(obs)
         if fell is not None:
@@ -76,11 +90,12 @@ class Perception:
 
     def workspace_clear(self, frames: dict[str, Frame]) -> None:
         """Tell the intrusion watch what the clear workspace looks like (the arm out of view)."""
-        self.workspace.set_clear({n: f.image for n, f in frames.items()}, self.pose, self.layers)
+        self.workspace.set_clear({n: f.image for n, f in frames.items()}, self.pose,
+                                 self.layers or self.cell.blocks.layers)
 
     def _roi(self, camera: CameraModel, shape) -> tuple[int, int, int, int]:
-        half = self.model.length / 2 + 0.01
-        top = (self.layers + 2) * self.model.nominal_pitch
+        half = self.model.length / 2 + 0.04
+        top = ((self.layers or self.max_layers) + 3) * self.model.nominal_pitch
         corners = np.array([[x, y, z] for x in (-half, half) for y in (-half, half) for z in (0.0, top)])
         uv = camera.project(self.pose.to_world(corners))
         h, w = shape[:2]

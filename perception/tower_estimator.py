@@ -22,7 +22,11 @@ from perception.camera_model import CameraModel
 from perception.markers import MarkerSighting
 from perception.tower_model import SlotFace, TowerModel, TowerPose
 
-ASSIGN_GATE_PX = 12.0      # a sighting further than this from every expected marker is not in a slot
+ASSIGN_GATE_PX = 9.0       # a sighting this near a slot's track is that slot's, nearest first
+WIDE_GATE_PX = 20.0        # then leftovers this near a leftover slot's track
+SLOT_GATE_M = 0.009        # a triangulated marker this near a slot face's centre (across, up)
+TRACK_M = 0.012            # a block may sit this far either way along its axis and still be in its slot
+# (further, and in the cameras' diagonal view its marker would fall on the next slot's track)
 HUBER_M = 0.0005           # residuals beyond 0.5 mm count linearly: protruding blocks do not pull
 FIT_ITERATIONS = 3
 
@@ -70,14 +74,19 @@ class TowerEstimator:
         """Fit the tower to the sightings of every camera, starting from `prior`."""
         pose = prior
         top = layers or self.max_layers
-        for _ in range(FIT_ITERATIONS):
-            matched, _ = self._assign(sightings, pose, top)
-            measurements = self._measure(matched, pose)
-            if len(measurements) < 4:
-                break
-            pose = self._fit_pose(measurements, pose)
         matched, unassigned = self._assign(sightings, pose, top)
         measurements = self._measure(matched, pose)
+        for _ in range(FIT_ITERATIONS):
+            if len(measurements) < 4:
+                break
+            fitted = self._fit_pose(measurements, pose)
+            moved = np.abs(fitted.params - pose.params)
+            pose = fitted
+            matched, unassigned = self._assign(sightings, pose, top)
+            measurements = self._measure(matched, pose)
+            # Once the pose stops moving (a tenth of a millimetre), the assignment is settled.
+            if np.max(moved[[0, 1, 3]]) < 1e-4 and moved[2] < 1e-4:
+                break
         residual = self._residual(measurements, pose)
         return TowerFit(pose, pose.tilt_deg, measurements, unassigned, residual * 1000)
 
@@ -114,27 +123,102 @@ class TowerEstimator:
         return faces
 
     def _assign(self, sightings, pose: TowerPose, top: int):
+        """Match each sighting to the slot face whose marker it is.
+
+        A marker both cameras read is triangulated and its slot read off its position in the
+        tower frame (the cameras' diagonal view makes a block's slide along its axis look like a
+        step to the next slot, so image positions alone are ambiguous). A marker one camera reads
+        goes to the free face whose projected marker-centre track (the centre at every
+        protrusion a block can have in its slot) passes nearest."""
         matched: dict[tuple, dict[str, MarkerSighting]] = {}
         faces_by_key: dict[tuple, SlotFace] = {}
+        taken: set[tuple] = set()
+        names = sorted(sightings)
+        by_marker = [{n: s for n in names for s in sightings[n] if s.marker == m}
+                     for m in sorted({s.marker for n in names for s in sightings[n]})]
+        for seen in by_marker:
+            if len(seen) < 2:
+                continue
+            (na, sa), (nb, sb) = list(seen.items())[:2]
+            centre = _triangulate(self.cameras[na], self.cameras[nb], sa.centre[None], sb.centre[None])[0]
+            face = self._face_at(centre, pose, top)
+            if face is None or (face.layer, face.slot, face.end) in taken:
+                continue
+            taken.add((face.layer, face.slot, face.end))
+            key = (face.layer, face.slot, face.end, sa.marker)
+            faces_by_key[key] = face
+            matched[key] = dict(seen)
+        done = {s.marker for v in matched.values() for s in v.values()}
         unassigned = []
-        for name, seen in sightings.items():
+        for name in names:
+            seen = [s for s in sightings[name] if s.marker not in done]
             camera = self.cameras[name]
-            faces = self.candidate_faces(camera, pose, top)
+            faces = [f for f in self.candidate_faces(camera, pose, top)
+                     if (f.layer, f.slot, f.end) not in taken]
             if not faces or not seen:
                 unassigned += [(name, s) for s in seen]
                 continue
-            expected = camera.project(pose.to_world(np.array([f.centre for f in faces])))
-            for s in seen:
-                d = np.linalg.norm(expected - s.centre, axis=1)
-                i = int(np.argmin(d))
-                face = faces[i]
-                if d[i] > ASSIGN_GATE_PX:
-                    unassigned.append((name, s))
+            centres = np.array([f.centre for f in faces])
+            reach = np.array([f.axis * f.end for f in faces]) * TRACK_M
+            a = camera.project(pose.to_world(centres - reach))
+            b = camera.project(pose.to_world(centres + reach))
+            ab = b - a
+            length2 = np.maximum(np.sum(ab * ab, axis=1), 1e-9)
+            # Nearest first, one marker per face and one face per marker; a second, wider round
+            # gives leftover sightings to leftover faces (a block tilted on a partial top layer
+            # sits further from its track than one in a full layer).
+            pairs = []
+            for k, s in enumerate(seen):
+                t = np.clip(np.sum((s.centre - a) * ab, axis=1) / length2, 0.0, 1.0)
+                d = np.linalg.norm(a + t[:, None] * ab - s.centre, axis=1)
+                for i in np.flatnonzero(d <= WIDE_GATE_PX):
+                    pairs.append((0 if d[i] <= ASSIGN_GATE_PX else 1, float(d[i]), k, int(i)))
+            used_faces, used_marks = set(), set()
+            for _, _, k, i in sorted(pairs):
+                if k in used_marks or i in used_faces:
                     continue
+                used_marks.add(k)
+                used_faces.add(i)
+                face, s = faces[i], seen[k]
                 key = (face.layer, face.slot, face.end, s.marker)
                 faces_by_key[key] = face
                 matched.setdefault(key, {})[name] = s
-        return [(faces_by_key[k], k[3], v) for k, v in matched.items()], unassigned
+            unassigned += [(name, s) for k, s in enumerate(seen) if k not in used_marks]
+        return self._consistent(matched, faces_by_key, unassigned)
+
+    def _face_at(self, centre: np.ndarray, pose: TowerPose, top: int) -> SlotFace | None:
+        """The slot face whose marker sits at `centre` (world), if any is near enough."""
+        local = pose.to_tower(centre[None, :])[0]
+        layer = int(round((local[2] - self.model.height / 2) / pose.pitch)) + 1
+        if not 1 <= layer <= top:
+            return None
+        axis, across = self.model.axis(layer), self.model.across(layer)
+        along = float(local @ axis)
+        end = 1 if along > 0 else -1
+        slot = int(round(float(local @ across) / self.model.slot_pitch)) + 1
+        if slot not in (0, 1, 2):
+            return None
+        face = self.model.face(layer, slot, end, pose.pitch)
+        d = local - face.centre
+        if abs(d @ across) > SLOT_GATE_M or abs(d[2]) > SLOT_GATE_M or abs(d @ axis) > TRACK_M:
+            return None
+        return face
+
+    @staticmethod
+    def _consistent(matched, faces_by_key, unassigned):
+        """One face per marker and one marker per face across cameras: where cameras disagree,
+        the pairing more cameras agree on wins; the others' sightings become unassigned."""
+        ranked = sorted(matched.items(), key=lambda kv: -len(kv[1]))
+        faces_taken, markers_taken, out = set(), set(), []
+        for key, by_camera in ranked:
+            face_key, marker = key[:3], key[3]
+            if face_key in faces_taken or marker in markers_taken:
+                unassigned += list(by_camera.items())
+                continue
+            faces_taken.add(face_key)
+            markers_taken.add(marker)
+            out.append((faces_by_key[key], marker, by_camera))
+        return out, unassigned
 
     def _measure(self, matched, pose: TowerPose) -> list[FaceMeasurement]:
         out = []

@@ -88,21 +88,23 @@ def place_on_top(world: SimWorld, block: int, layer: int, slot: int) -> None:
 
 
 def stable_sources(tower: TowerState) -> list[tuple[int, int]]:
-    """Legal sources whose removal never leaves a layer standing on one side block."""
+    """Legal sources whose removal leaves neither an empty layer nor one standing on a side block."""
     out = []
     for layer, slot in legal_sources(tower):
         row = list(tower.row(layer))
         row[slot] = False
-        if sum(row) == 1 and not row[1]:
+        if sum(row) == 0 or (sum(row) == 1 and not row[1]):
             continue
         out.append((layer, slot))
     return out
 
 
 def midgame(world: SimWorld, rng: np.random.Generator, moves: int, protrusions: int,
-            max_protrusion: float = 0.010) -> Scene:
+            out_max: float = 0.010, in_max: float = 0.005, toward: np.ndarray | None = None) -> Scene:
     """Make `moves` legal moves by hand (source from a stable legal slot, onto the top), then leave
-    `protrusions` blocks pushed out along their axes by up to `max_protrusion`; settle."""
+    `protrusions` blocks pushed along their axes: sticking out toward `toward` (a world point,
+    default the cameras) by up to `out_max`, or sunk into the tower on that side by up to
+    `in_max`; settle."""
     truth = GroundTruth(world)
     tower = truth.tower_state()
     protruded = {}
@@ -121,7 +123,7 @@ def midgame(world: SimWorld, rng: np.random.Generator, moves: int, protrusions: 
             if block is None:
                 continue
             park(world, block, i)
-            target = placement_target(tower.without(*source))
+            target = placement_target(tower)
             slot = int(rng.choice(target.slots))
             place_on_top(world, block, target.layer, slot)
             world.step_for(0.3)
@@ -130,12 +132,18 @@ def midgame(world: SimWorld, rng: np.random.Generator, moves: int, protrusions: 
             tower = truth.tower_state()
         except TowerError:
             return Scene(done, protruded, True)
+        if toward is None:
+            toward = np.mean([c.position for c in world.cell.cameras], axis=0)
         candidates = [(layer, slot) for layer, slot in tower.blocks() if layer < tower.top_layer]
         for k in rng.choice(len(candidates), size=min(protrusions, len(candidates)), replace=False):
             block = truth.block_at(*candidates[k])
             if block is None:
                 continue
-            distance = float(rng.uniform(0.001, max_protrusion) * rng.choice([-1, 1]))
+            body = world.block_body[block]
+            axis = world.data.xmat[body].reshape(3, 3)[:, 0]
+            out = 1.0 if (np.asarray(toward) - world.data.xpos[body]) @ axis > 0 else -1.0
+            amount = rng.uniform(0.001, out_max) if rng.random() < 0.5 else -rng.uniform(0.001, in_max)
+            distance = float(out * amount)
             shift_block(world, block, distance)
             protruded[block] = distance
         world.step_for(1.0)
