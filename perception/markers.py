@@ -41,6 +41,9 @@ def _diagonal_crossing(corners: np.ndarray) -> np.ndarray:
     return p0 + s * d1
 
 
+_SUBPIX_CRITERIA = (cv2.TERM_CRITERIA_EPS + cv2.TERM_CRITERIA_MAX_ITER, 30, 0.01)
+
+
 class MarkerDetector:
     """ArUco detection tuned for small markers (about 20 px) under even light, with sub-pixel
     corners. Ids outside the block set are ignored."""
@@ -48,15 +51,16 @@ class MarkerDetector:
     def __init__(self, block_count: int):
         dictionary = cv2.aruco.getPredefinedDictionary(getattr(cv2.aruco, DICTIONARY_NAME))
         params = cv2.aruco.DetectorParameters()
-        params.cornerRefinementMethod = cv2.aruco.CORNER_REFINE_SUBPIX
-        params.cornerRefinementWinSize = 3
-        params.cornerRefinementMinAccuracy = 0.01
         params.minMarkerPerimeterRate = 0.01
         # Two threshold windows: enough for even light, half the cost of OpenCV's default three.
         params.adaptiveThreshWinSizeMin = 7
         params.adaptiveThreshWinSizeMax = 17
         params.adaptiveThreshWinSizeStep = 10
         params.minMarkerDistanceRate = 0.02
+        # The ArUco 3 candidate search is faster at the same detections for markers of ~20 px.
+        params.useAruco3Detection = True
+        params.minSideLengthCanonicalImg = 16
+        params.minMarkerLengthRatioOriginalImg = 0.0
         self._detector = cv2.aruco.ArucoDetector(dictionary, params)
         self._max_id = 2 * block_count
 
@@ -65,8 +69,14 @@ class MarkerDetector:
         corners, ids, _ = self._detector.detectMarkers(gray)
         if ids is None:
             return []
-        return [MarkerSighting(int(i), c.reshape(4, 2).astype(float))
-                for c, i in zip(corners, ids.ravel()) if 0 <= i < self._max_id]
+        keep = [(c.reshape(4, 2), int(i)) for c, i in zip(corners, ids.ravel()) if 0 <= i < self._max_id]
+        if not keep:
+            return []
+        # The ArUco 3 search returns whole-pixel corners: refine them all in one call.
+        points = np.concatenate([c for c, _ in keep]).astype(np.float32).reshape(-1, 1, 2)
+        cv2.cornerSubPix(gray, points, (2, 2), (-1, -1), _SUBPIX_CRITERIA)
+        points = points.reshape(-1, 4, 2).astype(float)
+        return [MarkerSighting(i, p) for (_, i), p in zip(keep, points)]
 
 
 def corner_offsets(side: float) -> np.ndarray:

@@ -116,31 +116,33 @@ class TowerObserver:
     def _occupancy(self, images, fit: TowerFit, blocks: list[BlockObservation]):
         read = {(b.layer, b.slot) for b in blocks}
         top = max((layer for layer, _ in read), default=0)
+        faces = {name: {(f.layer, f.slot): f
+                        for f in self.estimator.candidate_faces(self.cameras[name], fit.pose, top)}
+                 for name in images}
         occupancy, unread = {}, []
         for layer in range(1, top + 1):
             for slot in SLOTS:
                 if (layer, slot) in read:
                     occupancy[layer, slot] = True
                     continue
-                full = self._looks_full(images, fit.pose, layer, slot)
+                full = self._looks_full(images, faces, fit.pose, layer, slot)
                 occupancy[layer, slot] = full
                 if full:
                     unread.append((layer, slot))
         return occupancy, unread
 
-    def _looks_full(self, images, pose: TowerPose, layer: int, slot: int) -> bool:
+    def _looks_full(self, images, faces, pose: TowerPose, layer: int, slot: int) -> bool:
         """Whether any camera sees a white sticker face at the slot's visible end, flush or
         pushed in (a tested block whose marker is too deep in its hole to be read)."""
-        votes = []
         for name, image in images.items():
-            camera = self.cameras[name]
-            for face in self.estimator.candidate_faces(camera, pose, layer):
-                if (face.layer, face.slot) != (layer, slot):
-                    continue
-                for depth in RECESS_DEPTHS_M:
-                    corners = face.corners - face.axis * face.end * depth
-                    votes.append(self._white(image, camera, pose, corners))
-        return any(votes)
+            face = faces[name].get((layer, slot))
+            if face is None:
+                continue
+            for depth in RECESS_DEPTHS_M:
+                corners = face.corners - face.axis * face.end * depth
+                if self._white(image, self.cameras[name], pose, corners):
+                    return True
+        return False
 
     @staticmethod
     def _white(image, camera: CameraModel, pose: TowerPose, corners: np.ndarray) -> bool:

@@ -18,7 +18,7 @@ from perception.tower_estimator import TowerEstimator
 from perception.tower_model import TowerModel, TowerPose
 from planning.cell.model import Cell
 
-ROI_MARGIN_PX = 40
+ROI_MARGIN_PX = 25
 # A turn takes one block out of the tower: this many slots emptied since the last standing
 # observation means blocks fell.
 FALLEN_SLOTS_EMPTIED = 3
@@ -48,6 +48,13 @@ class Perception:
         self.settle = SettleWatch()
         self.falls = FallWatch()
         self.workspace = WorkspaceWatch(self.model, self.cameras)
+
+    @classmethod
+    def for_cell_file(cls, cell: Cell, cell_path) -> Perception:
+        """Perception with the cell's cameras as calibrated (calibration files next to the cell
+        file), nominal where a camera has no calibration."""
+        from perception.calibration.store import camera_models
+        return cls(cell, camera_models(cell, cell_path))
 
     def detect(self, name: str, image: np.ndarray) -> list[MarkerSighting]:
         """Markers in one camera's image, searched only around where the tower can be."""
@@ -94,7 +101,7 @@ class Perception:
                                  self.layers or self.cell.blocks.layers)
 
     def _roi(self, camera: CameraModel, shape) -> tuple[int, int, int, int]:
-        half = self.model.length / 2 + 0.04
+        half = self.model.length / 2 + 0.02   # blocks sticking out by up to 2 cm
         top = ((self.layers or self.max_layers) + 3) * self.model.nominal_pitch
         corners = np.array([[x, y, z] for x in (-half, half) for y in (-half, half) for z in (0.0, top)])
         uv = camera.project(self.pose.to_world(corners))

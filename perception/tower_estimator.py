@@ -66,6 +66,7 @@ class TowerEstimator:
         self.model = model
         self.cameras = {c.name: c for c in cameras}
         self.max_layers = max_layers
+        self._face_cache: dict[tuple, list[SlotFace]] = {}
 
     # --- the whole fit ------------------------------------------------------------------------
 
@@ -103,7 +104,7 @@ class TowerEstimator:
             yaw = 0.0
             if m.normal is not None:
                 n = fit.pose.vector_to_tower(m.normal)
-                signed = np.arctan2(np.cross(normal[:2], n[:2]), normal[:2] @ n[:2])
+                signed = np.arctan2(normal[0] * n[1] - normal[1] * n[0], normal[:2] @ n[:2])
                 yaw = float(np.degrees(signed))
             out.append(BlockObservation(m.marker // 2, face.layer, face.slot, face.end,
                                         tuple(float(v) * 1000 for v in centre), yaw, along * 1000,
@@ -113,13 +114,17 @@ class TowerEstimator:
     # --- steps --------------------------------------------------------------------------------
 
     def candidate_faces(self, camera: CameraModel, pose: TowerPose, top: int) -> list[SlotFace]:
-        """Faces of layers 1..top whose outside this camera can see."""
-        faces = []
-        eye = pose.to_tower(camera.position[None, :])[0]
-        for face in self.model.faces(range(1, top + 1), pose.pitch):
-            normal = face.axis * face.end
-            if (eye - face.centre) @ normal > 0:
-                faces.append(face)
+        """Faces of layers 1..top whose outside this camera can see (remembered for the last
+        few poses: a fit asks again and again)."""
+        key = (camera.name, tuple(np.round(pose.params, 9)), top)
+        faces = self._face_cache.get(key)
+        if faces is None:
+            eye = pose.to_tower(camera.position[None, :])[0]
+            faces = [f for f in self.model.faces(range(1, top + 1), pose.pitch)
+                     if (eye - f.centre) @ (f.axis * f.end) > 0]
+            if len(self._face_cache) > 16:
+                self._face_cache.clear()
+            self._face_cache[key] = faces
         return faces
 
     def _assign(self, sightings, pose: TowerPose, top: int):
@@ -136,11 +141,10 @@ class TowerEstimator:
         names = sorted(sightings)
         by_marker = [{n: s for n in names for s in sightings[n] if s.marker == m}
                      for m in sorted({s.marker for n in names for s in sightings[n]})]
-        for seen in by_marker:
-            if len(seen) < 2:
-                continue
-            (na, sa), (nb, sb) = list(seen.items())[:2]
-            centre = _triangulate(self.cameras[na], self.cameras[nb], sa.centre[None], sb.centre[None])[0]
+        pairs = [list(seen.items())[:2] for seen in by_marker if len(seen) >= 2]
+        centres = self._triangulate_pairs([(na, sa.centre, nb, sb.centre) for (na, sa), (nb, sb) in pairs])
+        for ((na, sa), (nb, sb)), centre in zip(pairs, centres):
+            seen = {na: sa, nb: sb}
             face = self._face_at(centre, pose, top)
             if face is None or (face.layer, face.slot, face.end) in taken:
                 continue
@@ -221,23 +225,41 @@ class TowerEstimator:
         return out, unassigned
 
     def _measure(self, matched, pose: TowerPose) -> list[FaceMeasurement]:
+        both = [(face, marker, by_camera) for face, marker, by_camera in matched if len(by_camera) >= 2]
+        requests = []
+        for face, marker, by_camera in both:
+            na, nb = sorted(by_camera)[:2]
+            for k in range(4):
+                requests.append((na, by_camera[na].corners[k], nb, by_camera[nb].corners[k]))
+        corners = self._triangulate_pairs(requests).reshape(-1, 4, 3) if requests else []
         out = []
+        for (face, marker, by_camera), c in zip(both, corners):
+            normal = np.cross(c[2] - c[0], c[1] - c[3])
+            out.append(FaceMeasurement(face, marker, c.mean(axis=0), normal / np.linalg.norm(normal),
+                                       tuple(sorted(by_camera))))
         for face, marker, by_camera in matched:
-            names = tuple(sorted(by_camera))
-            if len(names) >= 2:
-                a, b = self.cameras[names[0]], self.cameras[names[1]]
-                corners = _triangulate(a, b, by_camera[names[0]].corners, by_camera[names[1]].corners)
-                centre = corners.mean(axis=0)
-                normal = np.cross(corners[2] - corners[0], corners[1] - corners[3])
-                normal /= np.linalg.norm(normal)
-            else:
-                camera = self.cameras[names[0]]
-                sighting = by_camera[names[0]]
-                centre = self._on_axis_plane(camera, sighting.centre, face, pose)
-                normal = _marker_normal(camera, sighting, self.model.marker_side)
+            if len(by_camera) >= 2:
+                continue
+            name = next(iter(by_camera))
+            camera, sighting = self.cameras[name], by_camera[name]
+            centre = self._on_axis_plane(camera, sighting.centre, face, pose)
             if centre is None:
                 continue
-            out.append(FaceMeasurement(face, marker, centre, normal, names))
+            out.append(FaceMeasurement(face, marker, centre,
+                                       _marker_normal(camera, sighting, self.model.marker_side), (name,)))
+        return out
+
+    def _triangulate_pairs(self, requests) -> np.ndarray:
+        """World points for (camera a, pixel in a, camera b, pixel in b) requests, batched by
+        camera pair."""
+        out = np.zeros((len(requests), 3))
+        groups: dict[tuple[str, str], list[int]] = {}
+        for i, (na, _, nb, _) in enumerate(requests):
+            groups.setdefault((na, nb), []).append(i)
+        for (na, nb), rows in groups.items():
+            pa = np.array([requests[i][1] for i in rows], float)
+            pb = np.array([requests[i][3] for i in rows], float)
+            out[rows] = _triangulate(self.cameras[na], self.cameras[nb], pa, pb)
         return out
 
     def _on_axis_plane(self, camera: CameraModel, pixel: np.ndarray, face: SlotFace, pose: TowerPose):

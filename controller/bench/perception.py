@@ -161,7 +161,8 @@ def _blocks(obs, truth: GroundTruth, perception: Perception):
         block_axis = frame.vector_to_tower(world.data.xmat[body].reshape(3, 3)[:, 0])
         if block_axis @ axis < 0:
             block_axis = -block_axis
-        true_yaw = np.degrees(np.arctan2(np.cross(axis[:2], block_axis[:2]), axis[:2] @ block_axis[:2]))
+        true_yaw = np.degrees(np.arctan2(axis[0] * block_axis[1] - axis[1] * block_axis[0],
+                                         axis[:2] @ block_axis[:2]))
         yaw_err.append(abs(b.yaw_deg - float(true_yaw)))
     return pos_err, yaw_err, prot_err
 

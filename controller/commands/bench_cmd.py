@@ -15,16 +15,18 @@ from controller.commands.common import CommandError
 from controller.commands.progress import Progress
 from hardware.cells import DEFAULT_CELL
 
-SUITES = ("link", "sim")
+SUITES = ("link", "sim", "perception")
 
 
 def register(commands: argparse._SubParsersAction) -> None:
-    bench = commands.add_parser("bench", help="benchmarks: link, sim (more suites as they land)")
+    bench = commands.add_parser("bench", help="benchmarks: link, sim, perception")
     bench.add_argument("--suite", required=True, choices=SUITES + ("all",))
     bench.add_argument("--json", metavar="FILE", help="write the figures as JSON")
     bench.add_argument("--cell", default=str(DEFAULT_CELL), metavar="FILE")
     bench.add_argument("--seeds", type=int, default=3, help="towers for the sim suite (default 3)")
     bench.add_argument("--first-seed", type=int, default=1)
+    bench.add_argument("--scenes", type=int, default=50, help="scenes for the perception suite "
+                       "(default %(default)s; every fifth is knocked over)")
     bench.set_defaults(run=run_bench)
 
 
@@ -35,14 +37,16 @@ def machine() -> dict:
 
 def run_bench(args: argparse.Namespace) -> int:
     suites = SUITES if args.suite == "all" else (args.suite,)
-    if args.seeds < 1:
-        raise CommandError("--seeds must be at least 1")
+    if args.seeds < 1 or args.scenes < 1:
+        raise CommandError("--seeds and --scenes must be at least 1")
     report = {"machine": machine(), "suites": {}}
     tables = []
     for suite in suites:
         started = time.monotonic()
         if suite == "link":
             figures, table = _link()
+        elif suite == "perception":
+            figures, table = _perception(args)
         else:
             figures, table = _sim(args)
         figures["wall_s"] = round(time.monotonic() - started, 1)
@@ -85,6 +89,23 @@ def _sim(args: argparse.Namespace) -> tuple[dict, str]:
     rows = [(key, " / ".join(str(per_seed[str(s)][key]) for s in seeds), f"seeds {seeds[0]}-{seeds[-1]}")
             for key in keys]
     return {"seeds": per_seed}, _table("sim", rows)
+
+
+def _perception(args: argparse.Namespace) -> tuple[dict, str]:
+    import hardware.sim  # noqa: F401  (offscreen rendering set up before OpenCV and MuJoCo load)
+    from controller.bench.perception import TARGETS, measure
+    cell = load(args.cell)
+    result = measure(cell, args.scenes, args.first_seed, progress=Progress("bench perception"))
+    figures = dataclasses.asdict(result)
+    figures["targets"] = TARGETS
+    figures["meets_targets"] = result.meets_targets()
+    keys = ("occupancy_accuracy", "scenes_all_slots_right", "position_err_mm_median",
+            "yaw_err_deg_median", "protrusion_err_mm_median", "protrusion_err_mm_p95",
+            "fall_detected_rate", "false_fall_rate", "latency_ms_median")
+    rows = [(key, figures[key], TARGETS.get(key, "")) for key in keys]
+    rows.append(("scenes", f"{result.scenes} ({result.fallen_scenes} knocked over)",
+                 f"{result.blocks_measured} blocks measured"))
+    return figures, _table("perception", rows)
 
 
 def _table(suite: str, rows) -> str:

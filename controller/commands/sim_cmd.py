@@ -6,6 +6,7 @@ import argparse
 import json
 from pathlib import Path
 
+from controller.commands import calibrate_cmd
 from controller.commands.cell_cmd import load, parse_layers
 from controller.commands.common import EXIT_FAILED, CommandError
 from controller.commands.progress import Progress
@@ -14,7 +15,7 @@ from hardware.cells import DEFAULT_CELL
 
 def register(commands: argparse._SubParsersAction) -> None:
     sim = commands.add_parser("sim", help="the simulated cell")
-    sub = sim.add_subparsers(dest="sim_command", required=True, metavar="{check,serve}")
+    sub = sim.add_subparsers(dest="sim_command", required=True, metavar="{check,serve,capture}")
     check = sub.add_parser("check", help="measure the simulator's realism figures")
     check.add_argument("--cell", default=str(DEFAULT_CELL), metavar="FILE")
     check.add_argument("--seed", type=int, default=1, help="tower seed (default %(default)s)")
@@ -31,6 +32,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     serve.add_argument("--seed", type=int, default=1, help="tower seed (default %(default)s)")
     serve.add_argument("--no-cameras", action="store_true", help="serve the arm only")
     serve.set_defaults(run=run_serve)
+    calibrate_cmd.register_capture(sub)
 
 
 def run_serve(args: argparse.Namespace) -> int:

@@ -26,11 +26,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from xml.sax.saxutils import quoteattr
 
+import cv2
 import numpy as np
 
 from hardware.sim import markers
 from hardware.sim.blocks import BlockSpec
 from planning.block_markers import marker_side
+from planning.calibration_board import DEFAULT_BOARD
 from planning.cell.model import Cell
 
 TIMESTEP = 0.001
@@ -74,11 +76,16 @@ def _rx_quat(angle: float) -> str:
 
 
 def build(cell: Cell, blocks: list[BlockSpec], *, markers_on: bool = True,
-          probe_stage: bool = False) -> BuiltModel:
+          probe_stage: bool = False, board: str | None = None) -> BuiltModel:
     """The whole cell: table, tower, arm with tool and sensors, cameras; optionally the force-gauge
-    probe stage used to measure block looseness (`hardware/sim/probe_stage.py`)."""
+    probe stage used to measure block looseness (`hardware/sim/probe_stage.py`) and a calibration
+    board, free-standing (`board="stage"`) or held on the tool flange (`board="hand"`)."""
     assets: dict[str, bytes] = {}
     tex, mats, bodies = [], [], []
+    if board is not None:
+        assets["board.png"] = markers.png(calibration_board_image())
+        tex.append('<texture name="board" type="2d" file="board.png"/>')
+        mats.append('<material name="board" texture="board"/>')
     tx, ty = cell.tower.position
     tyaw = cell.tower.yaw
     rot = np.array([[np.cos(tyaw), -np.sin(tyaw)], [np.sin(tyaw), np.cos(tyaw)]])
@@ -108,10 +115,12 @@ def build(cell: Cell, blocks: list[BlockSpec], *, markers_on: bool = True,
         bodies.append(f'<body name="block{b.index}" pos="{_v([xy[0], xy[1], b.position[2]])}" '
                       f'quat="{_yaw_quat(tyaw + b.yaw)}"><freejoint name="block{b.index}"/>'
                       + "".join(geoms) + "</body>")
-    arm, actuators = _arm(cell)
+    arm, actuators = _arm(cell, board == "hand")
     sensors = ('<force name="wrist_force" site="wrist_ft"/><torque name="wrist_torque" site="wrist_ft"/>'
                '<jointpos name="fingertip_travel" joint="fingertip"/>')
     stage = _probe_stage(cell) if probe_stage else ""
+    if board == "stage":
+        stage += f'<body name="board_stage" mocap="true" pos="0 -1 0.5">{_board_geom()}</body>'
     xml = f"""<mujoco model="jenga-cell-{cell.name}">
   <compiler angle="radian" autolimits="true"/>
   <option timestep="{TIMESTEP}" cone="elliptic" impratio="{IMPRATIO}" integrator="implicitfast"
@@ -177,7 +186,35 @@ def _cameras(cell: Cell) -> str:
     return "".join(out)
 
 
-def _arm(cell: Cell) -> tuple[str, str]:
+def calibration_board_image() -> np.ndarray:
+    """The ChArUco board of planning/calibration_board.py as an RGB texture."""
+    spec = DEFAULT_BOARD
+    dictionary = cv2.aruco.getPredefinedDictionary(getattr(cv2.aruco, spec.dictionary_name))
+    board = cv2.aruco.CharucoBoard((spec.squares_x, spec.squares_y), spec.square_m, spec.marker_m,
+                                   dictionary)
+    w, h = spec.size_m
+    grey = board.generateImage((int(round(w * 5000)), int(round(h * 5000))), marginSize=0, borderBits=1)
+    return cv2.cvtColor(grey, cv2.COLOR_GRAY2RGB)
+
+
+def _board_geom(pos=(0.0, 0.0, 0.0), quat="1 0 0 0") -> str:
+    """The board as a thin visual box whose +x face carries the printed board (image right along
+    +y, image up along +z), on a white backing a little larger than the print."""
+    w, h = DEFAULT_BOARD.size_m
+    return (f'<geom name="board" type="box" pos="{_v(pos)}" quat="{quat}" size="{_v([0.001, w / 2, h / 2])}" '
+            f'material="board" contype="0" conaffinity="0" mass="0"/>'
+            f'<geom type="box" pos="{_v(np.array(pos) - np.array([0.0015, 0, 0]))}" quat="{quat}" '
+            f'size="{_v([0.0005, w / 2 + 0.01, h / 2 + 0.01])}" rgba="1 1 1 1" contype="0" '
+            f'conaffinity="0" mass="0"/>')
+
+
+# Where a hand-held board sits on the flange: 0.25 m out along the tool's z, its printed face
+# looking along the tool's -y, so the arm can show it to a camera beside it.
+HAND_BOARD_POS = (0.0, 0.0, 0.25)
+HAND_BOARD_QUAT = _yaw_quat(-np.pi / 2)
+
+
+def _arm(cell: Cell, hand_board: bool = False) -> tuple[str, str]:
     """The arm as nested bodies, one per DH link, each with a hinge about its local z; the tool on
     the flange. Body i sits at DH frame i-1; its legs are the planner's collision capsules."""
     arm = cell.arm
@@ -213,8 +250,9 @@ def _arm(cell: Cell) -> tuple[str, str]:
             close_tags.append("</body>")
         close_tags.append("</body>")
     last = links[-1]
+    held = _board_geom(HAND_BOARD_POS, HAND_BOARD_QUAT) if hand_board else ""
     flange = (f'<body name="tool" pos="{_v([last.a, 0.0, last.d])}" quat="{_rx_quat(last.alpha)}" gravcomp="1">'
-              + _tool(cell) + "</body>")
+              + _tool(cell) + held + "</body>")
     xml = "".join(open_tags) + flange + "".join(reversed(close_tags))
     acts = []
     for i, lk in enumerate(links):

@@ -35,11 +35,11 @@ class SimWorld:
     """One simulated cell with a tower drawn from `seed`. The tower is settled on construction."""
 
     def __init__(self, cell: Cell, seed: int = 1, *, markers: bool = True,
-                 probe_stage: bool = False, settle_s: float = SETTLE_S):
+                 probe_stage: bool = False, board: str | None = None, settle_s: float = SETTLE_S):
         self.cell = cell
         self.seed = seed
         self.blocks: list[BlockSpec] = draw_tower(cell.blocks, seed)
-        built = mjcf.build(cell, self.blocks, markers_on=markers, probe_stage=probe_stage)
+        built = mjcf.build(cell, self.blocks, markers_on=markers, probe_stage=probe_stage, board=board)
         try:
             self.model = mujoco.MjModel.from_xml_string(built.xml, built.assets)
         except ValueError as exc:
@@ -152,6 +152,17 @@ class SimWorld:
             step = rate * np.sqrt(self.timestep)
             self._bias[:3] += self._rng.normal(0, step, 3)
             self._bias[3:] += self._rng.normal(0, step * 0.05, 3)
+
+    def place_board(self, world_from_board: np.ndarray) -> None:
+        """Stand the calibration board (worlds built with board="stage") at a pose: its x axis is
+        the printed face's normal, y the print's right, z its up."""
+        body = self.model.body("board_stage")
+        mocap = self.model.body_mocapid[body.id]
+        quat = np.empty(4)
+        mujoco.mju_mat2Quat(quat, np.asarray(world_from_board[:3, :3], float).ravel())
+        self.data.mocap_pos[mocap] = world_from_board[:3, 3]
+        self.data.mocap_quat[mocap] = quat
+        mujoco.mj_forward(self.model, self.data)
 
     # --- cameras ------------------------------------------------------------------------------
 
