@@ -41,9 +41,13 @@ class Frame:
 class CameraSource:
     """Base: a reader thread filling the newest-frame slot from `_grab()`."""
 
-    def __init__(self, name: str, width: int, height: int, fps: float, timeout_s: float = 1.0):
+    def __init__(self, name: str, width: int, height: int, fps: float, timeout_s: float = 1.0,
+                 min_fps: float | None = None):
         self.name, self.width, self.height, self.fps = name, width, height, fps
         self.timeout_s = timeout_s
+        # A simulated camera renders slower than a real one runs: by default a quarter of the
+        # configured rate passes the connect check.
+        self.min_fps = fps / 4 if min_fps is None else min_fps
         self._cond = threading.Condition()
         self._frame: Frame | None = None
         self._count = 0
@@ -55,9 +59,8 @@ class CameraSource:
     # --- lifecycle ----------------------------------------------------------------------------
 
     def connect(self, check_s: float = 3.0) -> CameraSource:
-        """Open the source and check its frames: size exactly as configured, rate at least a
-        quarter of the configured one (a simulated camera renders slower than a real one).
-        Raises CameraError saying what is wrong."""
+        """Open the source and check its frames: size exactly as configured, rate at least
+        `min_fps`. Raises CameraError saying what is wrong."""
         self._open()
         self._stop.clear()
         self._thread = threading.Thread(target=self._run, name=f"camera {self.name}", daemon=True)
@@ -75,7 +78,7 @@ class CameraSource:
             last = self.read(timeout_s=check_s)
         if last.number - n >= 3 and last.time > start:
             rate = (last.number - n) / (last.time - start)
-            if rate < self.fps / 4:
+            if rate < self.min_fps:
                 self.close()
                 raise CameraError(f"camera {self.name}: {rate:.1f} frames/s, expected "
                                   f"{self.fps:g}; check the camera's mode and the link")

@@ -69,3 +69,18 @@ def test_cameras_serve_mjpeg_stamped_with_simulation_time(served):
             if line.startswith("X-Timestamp:"):
                 stamps.append(float(line.split(":", 1)[1]))
     assert stamps[1] > stamps[0] >= 0.0
+
+
+def test_perception_reads_the_tower_from_the_served_streams(served, default_cell):
+    from perception.pipeline import Perception
+    from perception.sources import open_source
+    sources = [open_source(c.name, served[f"camera {c.name}"], c.width, c.height, c.fps, timeout_s=10.0,
+                           min_fps=1.0).connect(check_s=20.0) for c in default_cell.cameras]
+    try:
+        frames = {s.name: s.read(timeout_s=10.0) for s in sources}
+        obs = Perception(default_cell).observe(frames).observation
+        assert obs.tower_state().stories() == "18"
+        assert all(f.time > 0 for f in frames.values())   # simulation time, not the host's clock
+    finally:
+        for s in sources:
+            s.close()
