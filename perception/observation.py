@@ -16,14 +16,14 @@ from planning.tower import SLOTS, TowerError, TowerState
 
 # An end face with a marker on it is largely white (the sticker's quiet zone and white cells); a
 # hole shows wood and shadow. Share of near-white pixels that says "a block is there".
-WHITE_LEVEL = 200
-OCCUPIED_WHITE_FRACTION = 0.12
+WHITE_LEVEL = 165     # sticker white, even in the shade of a hole
+OCCUPIED_WHITE_FRACTION = 0.15
 # The tower has fallen when its fit explains few of the markers seen, fits badly, or leans.
 FALLEN_ASSIGNED_FRACTION = 0.5
 FALLEN_RESIDUAL_MM = 2.0
 FALLEN_TILT_DEG = 4.0
 # Depths at which a pushed-in block's sticker is looked for (m).
-RECESS_DEPTHS_M = (0.0, 0.005, 0.010)
+RECESS_DEPTHS_M = (0.0, 0.0025, 0.005)
 # Markers of blocks lying on the table: centre at most about half a block width up.
 TABLE_MARKER_HEIGHT = 0.010
 FALL_ZONE_M = 0.5
