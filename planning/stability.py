@@ -1,0 +1,160 @@
+"""Will the tower stand? For every interface between two layers (and between layer 1 and the
+table), the centre of mass of everything above must lie inside the support polygon: the convex hull
+of the patches where blocks of the two layers touch. The margin of an interface is how far inside
+(positive, mm) or outside (negative) the centre of mass is; the tower's margin is the smallest.
+
+A layer left with only a side block supports the layers above on a strip 25 mm off centre, so the
+centre of mass of a normal tower falls outside it: unstable, as it must be.
+
+Pure geometry on the nominal block set, with optional per-block offsets along the blocks' axes
+(protrusions, as perception measures them). No I/O.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from planning.tower import TowerState, layer_axis
+
+
+@dataclass(frozen=True)
+class BlockDims:
+    length: float
+    width: float
+    height: float
+
+
+@dataclass(frozen=True)
+class StabilityReport:
+    margin_mm: float                 # the smallest margin over all interfaces
+    weakest_interface: int           # the layer below the weakest interface (0: the table)
+    margins_mm: dict[int, float]     # per interface
+
+    @property
+    def stands(self) -> bool:
+        return self.margin_mm > 0.0
+
+
+def block_centre(dims: BlockDims, layer: int, slot: int, offset: float = 0.0) -> np.ndarray:
+    """Centre (x, y) in the tower frame of the block at (layer, slot), moved `offset` (m) along
+    its axis."""
+    across = (slot - 1) * dims.width
+    if layer_axis(layer) == "x":
+        return np.array([offset, across])
+    return np.array([across, offset])
+
+
+def _footprint(dims: BlockDims, layer: int, slot: int, offset: float) -> tuple[np.ndarray, np.ndarray]:
+    """Axis-aligned (low, high) corners of a block's footprint in the tower frame."""
+    c = block_centre(dims, layer, slot, offset)
+    half = np.array([dims.length / 2, dims.width / 2]) if layer_axis(layer) == "x" \
+        else np.array([dims.width / 2, dims.length / 2])
+    return c - half, c + half
+
+
+def analyse(tower: TowerState, dims: BlockDims,
+            offsets: dict[tuple[int, int], float] | None = None) -> StabilityReport:
+    """Margins of every interface of `tower` (blocks moved along their axes by `offsets`, m)."""
+    offsets = offsets or {}
+    blocks = [(layer, slot, offsets.get((layer, slot), 0.0)) for layer, slot in tower.blocks()]
+    margins = {}
+    for interface in range(0, tower.top_layer):
+        above = [b for b in blocks if b[0] > interface]
+        if not above:
+            continue
+        com = np.mean([block_centre(dims, *b) for b in above], axis=0)
+        patches = _contact_patches(dims, blocks, interface)
+        margins[interface] = _margin(com, patches) * 1000.0 if patches else -np.inf
+    weakest = min(margins, key=margins.get)
+    return StabilityReport(float(margins[weakest]), weakest, margins)
+
+
+def _contact_patches(dims: BlockDims, blocks, interface: int) -> list[np.ndarray]:
+    """Corner points of every patch where layer `interface` meets layer `interface + 1`
+    (the table counts as one big support under layer 1)."""
+    upper = [b for b in blocks if b[0] == interface + 1]
+    if interface == 0:
+        return [_corners(*_footprint(dims, *b)) for b in upper]
+    lower = [b for b in blocks if b[0] == interface]
+    patches = []
+    for u in upper:
+        lo_u, hi_u = _footprint(dims, *u)
+        for low in lower:
+            lo_l, hi_l = _footprint(dims, *low)
+            lo, hi = np.maximum(lo_u, lo_l), np.minimum(hi_u, hi_l)
+            if np.all(hi > lo):
+                patches.append(_corners(lo, hi))
+    return patches
+
+
+def _corners(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    return np.array([[lo[0], lo[1]], [hi[0], lo[1]], [hi[0], hi[1]], [lo[0], hi[1]]])
+
+
+def _margin(point: np.ndarray, patches: list[np.ndarray]) -> float:
+    """Signed distance (m) from `point` to the boundary of the convex hull of the patches:
+    positive inside."""
+    hull = _convex_hull(np.concatenate(patches))
+    if len(hull) < 3:
+        # A degenerate support (a line): the point can at best sit on it.
+        return -float(_distance_to_segment(point, hull[0], hull[-1]))
+    inside = True
+    nearest = np.inf
+    for a, b in zip(hull, np.roll(hull, -1, axis=0)):
+        edge = b - a
+        cross = edge[0] * (point[1] - a[1]) - edge[1] * (point[0] - a[0])
+        if cross < 0:          # hull is counter-clockwise: negative means outside this edge
+            inside = False
+        nearest = min(nearest, _distance_to_segment(point, a, b))
+    return nearest if inside else -nearest
+
+
+def _distance_to_segment(p: np.ndarray, a: np.ndarray, b: np.ndarray) -> float:
+    ab = b - a
+    t = 0.0 if not np.any(ab) else float(np.clip((p - a) @ ab / (ab @ ab), 0.0, 1.0))
+    return float(np.linalg.norm(p - (a + t * ab)))
+
+
+def _convex_hull(points: np.ndarray) -> np.ndarray:
+    """Andrew's monotone chain; counter-clockwise, no repeated end point."""
+    pts = sorted({(round(float(x), 9), round(float(y), 9)) for x, y in points})
+    if len(pts) <= 2:
+        return np.array(pts)
+
+    def half(seq):
+        out = []
+        for p in seq:
+            while len(out) >= 2 and ((out[-1][0] - out[-2][0]) * (p[1] - out[-2][1])
+                                     - (out[-1][1] - out[-2][1]) * (p[0] - out[-2][0])) <= 0:
+                out.pop()
+            out.append(p)
+        return out
+    lower, upper = half(pts), half(reversed(pts))
+    return np.array(lower[:-1] + upper[:-1])
+
+
+def removal_margin(tower: TowerState, dims: BlockDims, source: tuple[int, int],
+                   target: tuple[int, int] | None = None,
+                   offsets: dict[tuple[int, int], float] | None = None) -> float:
+    """The smallest margin (mm) of the tower with `source` taken out, and also with it placed at
+    `target` when given (the move is as safe as its weaker moment)."""
+    offsets = {k: v for k, v in (offsets or {}).items() if k != source}
+    try:
+        without = tower.without(*source)
+    except ValueError:
+        return -np.inf
+    margin = analyse(without, dims, offsets).margin_mm
+    if target is not None:
+        margin = min(margin, analyse(without.with_block(*target), dims, offsets).margin_mm)
+    return margin
+
+
+def best_slot(tower: TowerState, dims: BlockDims, layer: int, slots: tuple[int, ...]) -> int:
+    """Of the free `slots` of `layer`, the one that leaves the tower most stable."""
+    if len(slots) == 1:
+        return slots[0]
+    scored = [(analyse(tower.with_block(layer, s), dims).margin_mm, -abs(s - 1), s) for s in slots]
+    return max(scored)[2]
+

@@ -1,0 +1,76 @@
+"""Which block to try, and when to stop trying: candidates ranked by looseness and stability margin
+(reachability is the motion planner's to say, as candidates are tried), and the probe policy.
+
+Policy for one turn:
+- only legal sources whose removal (and the block's placement on top) leaves a stability margin of
+  at least MIN_MARGIN_MM are candidates;
+- the candidate most likely loose goes first (ties: the larger margin);
+- a probe that shows a block confidently loose ends the search: that block is pushed through;
+- a probed block that moved more than the rules' tolerance is put back before another is touched;
+- after MAX_PROBES probes without a confident answer, the most promising probed block is taken
+  anyway (the rules allow no passing).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from planning.looseness import LoosenessBelief, ProbeOutcome
+from planning.rules import RuleOptions, legal_sources, placement_target
+from planning.stability import BlockDims, best_slot, removal_margin
+from planning.tower import TowerState
+
+MIN_MARGIN_MM = 3.0
+MAX_PROBES = 6
+# A probed block displaced by more than this must be put back (RULES.md: 1 mm by default).
+RESTORE_M = 0.001
+
+
+@dataclass(frozen=True)
+class Candidate:
+    source: tuple[int, int]
+    margin_mm: float
+    p_loose: float
+
+
+def placement_slot(tower: TowerState, dims: BlockDims) -> tuple[int, int]:
+    """Where the next block goes: the placement layer's free slot that keeps the tower most
+    stable (the middle of a new layer, then the sides)."""
+    target = placement_target(tower)
+    return target.layer, best_slot(tower, dims, target.layer, target.slots)
+
+
+def rank(tower: TowerState, belief: LoosenessBelief, dims: BlockDims,
+         options: RuleOptions = RuleOptions(), exclude: set | None = None,
+         offsets: dict | None = None) -> list[Candidate]:
+    """Stable legal candidates, most promising first."""
+    exclude = exclude or set()
+    target = placement_slot(tower, dims)
+    out = []
+    for source in legal_sources(tower, options):
+        if source in exclude:
+            continue
+        margin = removal_margin(tower, dims, source, target, offsets)
+        if margin < MIN_MARGIN_MM:
+            continue
+        out.append(Candidate(source, margin, belief.p_loose.get(source, 0.0)))
+    return sorted(out, key=lambda c: (-c.p_loose, -c.margin_mm, c.source))
+
+
+@dataclass(frozen=True)
+class Decision:
+    action: str              # "take", "restore_then_next", "next", "take_best"
+    source: tuple[int, int] | None = None
+
+
+def after_probe(belief: LoosenessBelief, outcome: ProbeOutcome, probes_so_far: int) -> Decision:
+    """What to do once a probe is done."""
+    key = (outcome.layer, outcome.slot)
+    if belief.confident_loose(key):
+        return Decision("take", key)
+    if probes_so_far >= MAX_PROBES:
+        best = max(belief.probes, key=lambda o: (belief.p_loose[(o.layer, o.slot)], -o.peak_force_n))
+        return Decision("take_best", (best.layer, best.slot))
+    if outcome.travel_m > RESTORE_M:
+        return Decision("restore_then_next", key)
+    return Decision("next", key)

@@ -1,0 +1,70 @@
+import pytest
+
+from planning.looseness import LoosenessBelief, ProbeOutcome, probe_threshold_n
+from planning.stability import BlockDims
+from planning.strategy import MAX_PROBES, after_probe, placement_slot, rank
+from planning.tower import TowerState
+
+DIMS = BlockDims(0.075, 0.025, 0.015)
+
+
+def tower(*rows):
+    return TowerState(tuple(tuple(bool(v) for v in r) for r in rows))
+
+
+def test_threshold_falls_with_height():
+    assert probe_threshold_n(1, 18) == pytest.approx(0.7)
+    assert probe_threshold_n(17, 18) < probe_threshold_n(5, 18) < probe_threshold_n(1, 18)
+    assert probe_threshold_n(17, 18) >= 0.25
+
+
+def test_prior_follows_the_layer_pattern_and_the_measured_heights():
+    rows = [(1, 1, 1)] * 18
+    rows[3] = (1, 0, 1)
+    belief = LoosenessBelief.prior(tower(*rows))
+    assert belief.p_loose[1, 0] == belief.p_loose[1, 1] > belief.p_loose[4, 0]
+    heights = {(2, 0): 0.0223, (2, 1): 0.0225, (2, 2): 0.0225}
+    sharper = LoosenessBelief.prior(tower(*rows), heights)
+    assert sharper.p_loose[2, 0] >= 0.75     # the thinner block carries nothing
+
+
+def test_a_probe_that_slides_makes_a_block_confidently_loose():
+    belief = LoosenessBelief.prior(TowerState.fresh())
+    slid = ProbeOutcome(5, 1, peak_force_n=0.1, travel_m=0.0048, guard_tripped=False, threshold_n=0.5)
+    assert belief.update(slid) > 0.9 and belief.confident_loose((5, 1))
+    stuck = ProbeOutcome(6, 1, peak_force_n=0.6, travel_m=0.0002, guard_tripped=True, threshold_n=0.5)
+    assert belief.update(stuck) < 0.05
+
+
+def test_candidates_are_stable_legal_blocks_most_likely_loose_first():
+    rows = [(1, 1, 1)] * 18
+    rows[4] = (1, 1, 0)
+    belief = LoosenessBelief.prior(tower(*rows))
+    belief.p_loose[9, 2] = 0.8
+    ranked = rank(tower(*rows), belief, DIMS)
+    assert ranked[0].source == (9, 2)
+    sources = [c.source for c in ranked]
+    assert (5, 1) not in sources          # would leave a side block alone
+    assert all(layer < 18 for layer, _ in sources)
+
+
+def test_placement_prefers_the_middle_of_a_new_layer():
+    assert placement_slot(TowerState.fresh(), DIMS) == (19, 1)
+    assert placement_slot(TowerState.fresh().moved((3, 1), (19, 1)), DIMS)[0] == 19
+
+
+def test_probe_policy():
+    belief = LoosenessBelief.prior(TowerState.fresh())
+    stuck = ProbeOutcome(6, 1, 0.8, 0.0002, True, 0.6)
+    belief.update(stuck)
+    assert after_probe(belief, stuck, 1).action == "next"
+    shoved = ProbeOutcome(7, 0, 0.65, 0.002, True, 0.6)
+    belief.update(shoved)
+    assert after_probe(belief, shoved, 2).action == "restore_then_next"
+    slid = ProbeOutcome(8, 2, 0.1, 0.0049, False, 0.6)
+    belief.update(slid)
+    assert after_probe(belief, slid, 3) .action == "take"
+    other = ProbeOutcome(9, 0, 0.7, 0.0, True, 0.6)
+    belief.update(other)
+    last = after_probe(belief, other, MAX_PROBES)
+    assert last.action == "take_best" and last.source == (8, 2)

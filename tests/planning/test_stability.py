@@ -1,0 +1,71 @@
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from planning.stability import BlockDims, analyse, best_slot, removal_margin
+from planning.tower import TowerState
+
+DIMS = BlockDims(0.075, 0.025, 0.015)
+
+
+def tower(*rows):
+    return TowerState(tuple(tuple(bool(v) for v in r) for r in rows))
+
+
+def test_a_fresh_tower_stands_with_half_a_layer_of_margin():
+    report = analyse(TowerState.fresh(), DIMS)
+    assert report.stands
+    assert report.margin_mm == pytest.approx(37.5, abs=0.01)
+
+
+def test_a_layer_left_with_only_a_side_block_is_unstable():
+    rows = [(1, 1, 1)] * 18
+    rows[5] = (1, 0, 0)
+    report = analyse(tower(*rows), DIMS)
+    assert not report.stands
+    assert report.weakest_interface in (5, 6)
+
+
+def test_a_layer_left_with_only_its_middle_block_stands():
+    rows = [(1, 1, 1)] * 18
+    rows[5] = (0, 1, 0)
+    report = analyse(tower(*rows), DIMS)
+    assert report.stands and report.margin_mm == pytest.approx(12.5, abs=0.01)
+
+
+def test_two_side_blocks_stand_wider_than_one_middle():
+    rows = [(1, 1, 1)] * 18
+    rows[5] = (1, 0, 1)
+    assert analyse(tower(*rows), DIMS).margin_mm > 30
+
+
+def test_an_offset_top_sticking_out_past_its_support_topples():
+    rows = [(1, 1, 1)] * 18
+    offsets = {(18, s): 0.040 for s in range(3)}
+    offsets.update({(17, s): 0.030 for s in range(3)})
+    assert not analyse(tower(*rows), DIMS, offsets).stands
+    assert analyse(tower(*rows), DIMS, {(18, 0): 0.005}).stands
+
+
+def test_removal_margin_of_each_block_of_a_layer_of_two():
+    # A lone middle block on top rests on a strip as wide as itself: half a width of margin.
+    assert removal_margin(TowerState.fresh(), DIMS, (5, 0), (19, 1)) == pytest.approx(12.5, abs=0.01)
+    # Two blocks left, middle and one side: the edge of the middle one is 12.5 mm from the centre.
+    assert removal_margin(TowerState.fresh(), DIMS, (5, 0)) == pytest.approx(12.5, abs=0.01)
+    rows = [(1, 1, 1)] * 18
+    rows[4] = (1, 1, 0)
+    thin = tower(*rows)
+    assert removal_margin(thin, DIMS, (5, 0)) == pytest.approx(12.5, abs=0.01)   # the middle stays
+    assert removal_margin(thin, DIMS, (5, 1)) < 0          # a side block alone: falls
+
+
+def test_best_slot_for_a_new_layer_is_the_middle():
+    assert best_slot(TowerState.fresh(), DIMS, 19, (0, 1, 2)) == 1
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.sampled_from([(1, 1, 1), (0, 1, 0), (1, 0, 1), (1, 1, 0), (0, 1, 1)]),
+                min_size=3, max_size=25))
+def test_towers_without_lone_side_blocks_stand(rows):
+    rows = [(1, 1, 1)] + rows + [(1, 1, 1)]
+    assert analyse(tower(*rows), DIMS).stands
