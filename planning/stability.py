@@ -67,8 +67,31 @@ def analyse(tower: TowerState, dims: BlockDims,
         com = np.mean([block_centre(dims, *b) for b in above], axis=0)
         patches = _contact_patches(dims, blocks, interface)
         margins[interface] = _margin(com, patches) * 1000.0 if patches else -np.inf
+    # A block of the top layer carries nothing that would hold it down: it must balance on its
+    # own, whatever the rest of its layer does (an overhanging top block tips off alone). Across
+    # its width the layer below always spans it; along its axis its supports may not.
+    top = tower.top_layer
+    if top > 1:
+        for b in (b for b in blocks if b[0] == top):
+            margins[top - 1] = min(margins[top - 1], _own_margin_mm(dims, blocks, b))
     weakest = min(margins, key=margins.get)
     return StabilityReport(float(margins[weakest]), weakest, margins)
+
+
+def _own_margin_mm(dims: BlockDims, blocks, block) -> float:
+    """A top block's own balance (mm): how far outside its supports its centre lies (negative),
+    or else how far inside their extent along its axis. (Across its width the margin is at most
+    half a block for every top block, and would hide the tower's margin that ranking needs.)"""
+    patches = _contact_patches(dims, [x for x in blocks if x[0] != block[0]] + [block], block[0] - 1)
+    if not patches:
+        return -np.inf
+    centre = block_centre(dims, *block)
+    outside = _margin(centre, patches)
+    if outside <= 0:
+        return outside * 1000.0
+    k = 0 if layer_axis(block[0]) == "x" else 1
+    along = np.concatenate(patches)[:, k]
+    return float(min(centre[k] - along.min(), along.max() - centre[k])) * 1000.0
 
 
 def _contact_patches(dims: BlockDims, blocks, interface: int) -> list[np.ndarray]:

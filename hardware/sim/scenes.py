@@ -19,6 +19,11 @@ from planning.rules import legal_sources, placement_target
 from planning.tower import TowerError, TowerState
 
 PARK_ORIGIN = np.array([-0.45, -0.6, 0.0])   # where removed blocks are laid on the table
+# Removing a block in one instant drops the blocks it carried by the thickness difference to its
+# neighbours (up to half a millimetre); the whole upper tower landing at once can throw the loose
+# top blocks off. Staged removals let the load down first: the block thins by EASE_M over EASE_S.
+EASE_M = 0.0012
+EASE_S = 0.3
 
 
 @dataclass
@@ -66,21 +71,48 @@ def shift_block(world: SimWorld, block: int, distance: float) -> None:
     mujoco.mj_forward(world.model, world.data)
 
 
+def take_out(world: SimWorld, blocks: list[int], first_spot: int = 0, seconds: float = EASE_S) -> None:
+    """Take blocks out of the tower and lay them on the table, letting their load down gradually
+    as a careful hand sliding them out would: their collision boxes thin by EASE_M over
+    `seconds`, so the blocks they carried settle onto their other supports (or start to topple)
+    instead of dropping all at once."""
+    geoms = [world.model.geom(f"block{b}").id for b in blocks]
+    half = world.model.geom_size[geoms, 2].copy()
+    steps = max(1, int(round(seconds / world.timestep)))
+    for k in range(1, steps + 1):
+        world.model.geom_size[geoms, 2] = half - EASE_M / 2 * k / steps
+        world.step(1)
+    for n, block in enumerate(blocks):
+        park(world, block, first_spot + n)
+    world.model.geom_size[geoms, 2] = half
+
+
 def park(world: SimWorld, block: int, index: int) -> None:
     spot = PARK_ORIGIN + np.array([0.0, 0.03 * index, world.cell.blocks.height.mean / 2])
     set_block(world, block, spot, 0.0)
 
 
 def place_on_top(world: SimWorld, block: int, layer: int, slot: int) -> None:
-    """Set a block into a slot of the top layer, resting on the layer below."""
+    """Set a block into a slot of the top layer, resting on the layer below where that layer
+    really is (a tower leans a little after a block is taken from low down), and clear of the
+    blocks already in the layer, as a person would lay it."""
     truth = GroundTruth(world)
     c = world.cell
-    below = [truth.pose(b.index).position[2] for b in world.blocks if truth.slot_of(b.index)
-             and truth.slot_of(b.index)[0] == layer - 1]
-    height = [b for b in world.blocks if b.index == block][0].height
-    z = max(below) + c.blocks.height.mean / 2 + height / 2 + 0.0003
-    across = (slot - 1) * (c.blocks.width.mean + 0.0003)
-    local = np.array([0.0, across]) if layer % 2 == 1 else np.array([across, 0.0])
+    below = [truth.pose(b.index).position for b in world.blocks
+             if truth.slot_of(b.index) and truth.slot_of(b.index)[0] == layer - 1]
+    beside = [(truth.pose(b.index).position, b.width) for b in world.blocks
+              if truth.slot_of(b.index) and truth.slot_of(b.index)[0] == layer]
+    spec = [b for b in world.blocks if b.index == block][0]
+    z = max(p[2] for p in below) + c.blocks.height.mean / 2 + spec.height / 2 + 0.0003
+    k = 1 if layer % 2 == 1 else 0           # the across coordinate of this layer's slots
+    centre = np.mean([p[:2] for p in below], axis=0)
+    across = centre[k] + (slot - 1) * (c.blocks.width.mean + 0.0003)
+    for position, width in sorted(beside, key=lambda item: abs(item[0][k] - across)):
+        clear = (width + spec.width) / 2 + 0.0003
+        if abs(position[k] - across) < clear:
+            across = position[k] + clear * (1.0 if across >= position[k] else -1.0)
+    local = centre.copy()
+    local[k] = across
     yaw = c.tower.yaw + (0.0 if layer % 2 == 1 else np.pi / 2)
     rot = np.array([[np.cos(c.tower.yaw), -np.sin(c.tower.yaw)], [np.sin(c.tower.yaw), np.cos(c.tower.yaw)]])
     xy = rot @ local + np.array(c.tower.position)
@@ -122,7 +154,7 @@ def midgame(world: SimWorld, rng: np.random.Generator, moves: int, protrusions: 
             block = truth.block_at(*source)
             if block is None:
                 continue
-            park(world, block, i)
+            take_out(world, [block], i)
             target = placement_target(tower)
             slot = int(rng.choice(target.slots))
             place_on_top(world, block, target.layer, slot)

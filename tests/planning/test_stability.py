@@ -47,6 +47,22 @@ def test_an_offset_top_sticking_out_past_its_support_topples():
     assert analyse(tower(*rows), DIMS, {(18, 0): 0.005}).stands
 
 
+def test_one_top_block_overhanging_tips_off_even_when_its_layer_balances():
+    rows = [(1, 1, 1)] * 18 + [(1, 1, 0)]
+    assert analyse(tower(*rows), DIMS, {(19, 0): 0.020}).stands
+    # The pair's centre of mass is still over the layer below; the overhanging block is not.
+    report = analyse(tower(*rows), DIMS, {(19, 0): 0.045, (19, 1): -0.010})
+    assert not report.stands
+    assert report.weakest_interface == 18
+
+
+def test_a_top_middle_block_on_a_lone_side_block_tips_off():
+    rows = [(1, 1, 1)] * 16 + [(1, 0, 0), (0, 1, 0)]
+    assert not analyse(tower(*rows), DIMS).stands
+    rows = [(1, 1, 1)] * 16 + [(0, 1, 0), (1, 0, 0)]
+    assert analyse(tower(*rows), DIMS).stands
+
+
 def test_removal_margin_of_each_block_of_a_layer_of_two():
     # A lone middle block on top rests on a strip as wide as itself: half a width of margin.
     assert removal_margin(TowerState.fresh(), DIMS, (5, 0), (19, 1)) == pytest.approx(12.5, abs=0.01)
