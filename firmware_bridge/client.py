@@ -20,7 +20,7 @@ from firmware_bridge.errors import (ArmError, ArmTimeout, CommandRefused, Connec
                                     DeviceResetError, FrameDropError, LinkError,
                                     VersionMismatchError)
 from firmware_bridge.link import DEFAULT_BAUD, SerialLink
-from firmware_bridge.messages import (MAX_POINTS_PER_FRAME, PROTOCOL_VERSION, Ack, ClearFault,
+from firmware_bridge.messages import (MAX_POINTS_PER_FRAME, PROTOCOL_VERSION, Ack, ClearFault, Fault,
                                       Enable, EStop, Event, EventKind, Gripper, Guard, Heartbeat,
                                       Hello, HelloReply, Home, JointInfo, Message, Nak, Reason,
                                       Status, Stop, Tare, Telemetry, TrajLoad, TrajRun)
@@ -300,22 +300,37 @@ class ArmClient:
             seq = link.next_seq
             with self._cond:
                 self._replies.pop(seq, None)
+            limit = timeout_s or self._ack_timeout_s
             link.send(message)
-            deadline = time.monotonic() + (timeout_s or self._ack_timeout_s)
+            # The answer is due within `limit` of device time from when the device got the command
+            # (its telemetry says so in `last_cmd_seq`). Counting from the telemetry on hand at
+            # sending would be wrong when this process fell behind reading: a backlog of older
+            # telemetry would make a prompt answer look late. A command the device never got is
+            # caught by the device (a corrupt frame latches a fault), by the stall limit, and in the
+            # end by the wall-clock backstop.
+            backstop = time.monotonic() + max(limit, self._stall_s) + limit
+            received_at = None
             with self._cond:
                 while seq not in self._replies:
                     self._check_locked()
-                    remaining = deadline - time.monotonic()
-                    if remaining <= 0:
+                    t = self._telemetry
+                    if received_at is None and t is not None and t.last_cmd_seq == seq:
+                        received_at = t.device_time
+                    late = (received_at is not None and t.device_time - received_at > limit) \
+                        or time.monotonic() > backstop
+                    if late:
                         error = FrameDropError(f"no answer to {type(message).__name__} (seq {seq}) "
-                                               f"within {(timeout_s or self._ack_timeout_s) * 1000:.0f} ms")
+                                               f"within {limit * 1000:.0f} ms of device time")
                         self._set_error(error)
                         raise error
-                    self._cond.wait(remaining)
+                    self._cond.wait(0.01)
                 reply = self._replies.pop(seq)
         if isinstance(reply, Nak):
             name = what or type(message).__name__.upper()
             hint = _HINTS.get(reply.reason, "")
+            latched = self._telemetry.fault if self._telemetry is not None else 0
+            if reply.reason == Reason.FAULT_LATCHED and latched:
+                hint = f"Latched: {'+'.join(f.name for f in Fault if f & latched)}. {hint}"
             raise CommandRefused(name, reply.reason, hint)
         if not isinstance(reply, expect):
             raise CommandRefused(type(message).__name__, 0, f"unexpected answer {type(reply).__name__}")

@@ -331,6 +331,7 @@ class Telemetry(Message):
     qd: tuple[float, ...] = ()
     gripper_width_m: float = 0.0
     wrench: tuple[float, ...] = (0.0,) * 6
+    q_set: tuple[float, ...] = ()      # the joint set-points (a new trajectory starts here)
 
     @property
     def device_time(self) -> float:
@@ -338,9 +339,11 @@ class Telemetry(Message):
 
     def pack(self) -> bytes:
         n = len(self.q)
+        q_set = self.q_set or self.q
         return (struct.pack("<QIHHHHB", self.device_time_us, self.boot_id, self.status, self.fault,
                             self.traj_id, self.last_cmd_seq, n)
-                + struct.pack(f"<{n}f{n}f7f", *self.q, *self.qd, self.gripper_width_m, *self.wrench))
+                + struct.pack(f"<{n}f{n}f7f{n}f", *self.q, *self.qd, self.gripper_width_m,
+                              *self.wrench, *q_set))
 
     @classmethod
     def unpack(cls, body: bytes):
@@ -348,11 +351,11 @@ class Telemetry(Message):
         if len(body) < head:
             raise MessageError("TELEMETRY too short")
         t, boot, status, fault, traj, last, n = struct.unpack_from("<QIHHHHB", body)
-        if len(body) != head + 4 * (2 * n + 7):
+        if len(body) != head + 4 * (3 * n + 7):
             raise MessageError("TELEMETRY length does not match its joint count")
-        values = struct.unpack_from(f"<{2 * n + 7}f", body, head)
+        values = struct.unpack_from(f"<{3 * n + 7}f", body, head)
         return cls(t, boot, status, fault, traj, last, tuple(values[:n]), tuple(values[n:2 * n]),
-                   values[2 * n], tuple(values[2 * n + 1:]))
+                   values[2 * n], tuple(values[2 * n + 1:2 * n + 7]), tuple(values[2 * n + 7:]))
 
 
 @dataclass(frozen=True)

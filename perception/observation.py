@@ -14,10 +14,14 @@ from perception.tower_estimator import BlockObservation, TowerEstimator, TowerFi
 from perception.tower_model import TowerModel, TowerPose
 from planning.tower import SLOTS, TowerError, TowerState
 
-# An end face with a marker on it is largely white (the sticker's quiet zone and white cells); a
-# hole shows wood and shadow. Share of near-white pixels that says "a block is there".
+# An end face with a marker on it is black and white: the sticker's quiet zone and white cells,
+# the marker's black border (over half its square). A hole shows wood and shadow; a light grey
+# arm link or a neighbour's sticker edge seen through or beside it is white without the black.
+# Shares of near-white and of near-black pixels that together say "a sticker is there".
 WHITE_LEVEL = 165     # sticker white, even in the shade of a hole
 OCCUPIED_WHITE_FRACTION = 0.15
+DARK_LEVEL = 70       # marker black
+OCCUPIED_DARK_FRACTION = 0.15
 # The tower has fallen when its fit explains few of the markers seen, fits badly, or leans.
 FALLEN_ASSIGNED_FRACTION = 0.5
 FALLEN_RESIDUAL_MM = 2.0
@@ -146,7 +150,7 @@ class TowerObserver:
 
     @staticmethod
     def _white(image, camera: CameraModel, pose: TowerPose, corners: np.ndarray) -> bool:
-        """Whether the image region of a marker's square is mostly sticker-white."""
+        """Whether the image region of a marker's square looks like a sticker (white and black)."""
         quad = np.round(camera.project(pose.to_world(corners))).astype(np.int32)
         x0, y0 = np.maximum(quad.min(axis=0), 0)
         x1, y1 = np.minimum(quad.max(axis=0) + 1, [image.shape[1], image.shape[0]])
@@ -157,4 +161,6 @@ class TowerObserver:
         pixels = image[y0:y1, x0:x1][mask.astype(bool)]
         if len(pixels) < 20:
             return False
-        return bool(np.all(pixels >= WHITE_LEVEL, axis=1).mean() >= OCCUPIED_WHITE_FRACTION)
+        white = np.all(pixels >= WHITE_LEVEL, axis=1).mean()
+        dark = np.all(pixels <= DARK_LEVEL, axis=1).mean()
+        return bool(white >= OCCUPIED_WHITE_FRACTION and dark >= OCCUPIED_DARK_FRACTION)

@@ -25,6 +25,9 @@ THINNER_M = 0.00008
 # without moving is tight. Likelihood ratios (loose : tight) of each outcome.
 LOOSE_TRAVEL_M = 0.003
 TIGHT_TRAVEL_M = 0.0015
+# A block that only gives way near the limit still carries load (pulling it drags the tower):
+# it slid freely when it moved at no more than this share of the limit.
+LOOSE_FORCE_SHARE = 0.6
 LR_SLID = 25.0
 LR_STUCK = 1 / 25.0
 CONFIDENT = 0.9
@@ -52,7 +55,7 @@ class ProbeOutcome:
 
     @property
     def slid(self) -> bool:
-        return self.travel_m >= LOOSE_TRAVEL_M and self.peak_force_n < self.threshold_n
+        return self.travel_m >= LOOSE_TRAVEL_M and self.peak_force_n < LOOSE_FORCE_SHARE * self.threshold_n
 
     @property
     def stuck(self) -> bool:
@@ -63,6 +66,7 @@ class ProbeOutcome:
 class LoosenessBelief:
     p_loose: dict[tuple[int, int], float] = field(default_factory=dict)
     probes: list[ProbeOutcome] = field(default_factory=list)
+    stuck: set[tuple[int, int]] = field(default_factory=set)       # jammed when pushed through
 
     @classmethod
     def prior(cls, tower: TowerState, heights: dict[tuple[int, int], float] | None = None
@@ -97,6 +101,12 @@ class LoosenessBelief:
         self.p_loose[key] = odds / (1 + odds)
         self.probes.append(outcome)
         return self.p_loose[key]
+
+    def jammed(self, key: tuple[int, int]) -> None:
+        """A block that would not push through under the jam limit is not loose, whatever its
+        test push said: it must not be chosen again this turn."""
+        self.p_loose[key] = 0.0
+        self.stuck.add(key)
 
     def confident_loose(self, key: tuple[int, int]) -> bool:
         return self.p_loose.get(key, 0.0) >= CONFIDENT

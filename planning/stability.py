@@ -24,6 +24,7 @@ class BlockDims:
     length: float
     width: float
     height: float
+    mass: float = 0.0       # kg; needed only for force limits
 
 
 @dataclass(frozen=True)
@@ -172,6 +173,54 @@ def removal_margin(tower: TowerState, dims: BlockDims, source: tuple[int, int],
     if target is not None:
         margin = min(margin, analyse(without.with_block(*target), dims, offsets).margin_mm)
     return margin
+
+
+def push_limit_n(tower: TowerState, dims: BlockDims, source: tuple[int, int],
+                 offsets: dict[tuple[int, int], float] | None = None, g: float = 9.81) -> float:
+    """The largest force (N) a push along the block at `source` may take, either way along its
+    axis, before the part of the tower above some interface below the block would tip over that
+    interface's support edge. Worst case: the block holds fast and carries the push into the
+    tower (a block that jams), so moments about the edge: force x its height above the interface
+    against the weight above x the distance from its centre of mass to the edge along the push."""
+    if dims.mass <= 0:
+        raise ValueError("push limits need the blocks' mass")
+    offsets = offsets or {}
+    layer = source[0]
+    blocks = [(lay, slot, offsets.get((lay, slot), 0.0)) for lay, slot in tower.blocks()]
+    along = np.array([1.0, 0.0]) if layer_axis(layer) == "x" else np.array([0.0, 1.0])
+    push_z = (layer - 0.5) * dims.height
+    limit = np.inf
+    for interface in range(0, layer):
+        above = [b for b in blocks if b[0] > interface]
+        patches = _contact_patches(dims, blocks, interface)
+        if not patches:
+            return 0.0
+        hull = _convex_hull(np.concatenate(patches))
+        com = np.mean([block_centre(dims, *b) for b in above], axis=0)
+        weight = len(above) * dims.mass * g
+        lever = push_z - interface * dims.height
+        for sign in (1.0, -1.0):
+            limit = min(limit, weight * _reach(com, sign * along, hull) / lever)
+    return float(limit)
+
+
+def _reach(point: np.ndarray, direction: np.ndarray, hull: np.ndarray) -> float:
+    """How far (m) from `point` along `direction` the edge of the convex `hull` lies (0 when the
+    point is outside or the hull is degenerate)."""
+    if len(hull) < 3 or _margin(point, [hull]) <= 0:
+        return 0.0
+    best = np.inf
+    for a, b in zip(hull, np.roll(hull, -1, axis=0)):
+        edge = b - a
+        det = direction[0] * -edge[1] - direction[1] * -edge[0]
+        if abs(det) < 1e-12:
+            continue
+        rhs = a - point
+        t = (rhs[0] * -edge[1] - rhs[1] * -edge[0]) / det
+        u = (direction[0] * rhs[1] - direction[1] * rhs[0]) / det
+        if t >= 0 and -1e-9 <= u <= 1 + 1e-9:
+            best = min(best, t)
+    return float(best) if np.isfinite(best) else 0.0
 
 
 def best_slot(tower: TowerState, dims: BlockDims, layer: int, slots: tuple[int, ...]) -> int:

@@ -3,7 +3,9 @@
 
 Policy for one turn:
 - only legal sources whose removal (and the block's placement on top) leaves a stability margin of
-  at least MIN_MARGIN_MM are candidates;
+  at least MIN_MARGIN_MM are candidates, and (when the blocks' mass is known) only those that can
+  be pushed with at least MIN_PUSH_N while staying within PUSH_SAFETY of the force that would tip
+  the tower (`push_limit_n`);
 - the candidate most likely loose goes first (ties: the larger margin);
 - a probe that shows a block confidently loose ends the search: that block is pushed through;
 - a probed block that moved more than the rules' tolerance is put back before another is touched;
@@ -15,12 +17,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+
 from planning.looseness import LoosenessBelief, ProbeOutcome
 from planning.rules import RuleOptions, legal_sources, placement_target
-from planning.stability import BlockDims, best_slot, removal_margin
+from planning.stability import BlockDims, best_slot, push_limit_n, removal_margin
 from planning.tower import TowerState
 
 MIN_MARGIN_MM = 3.0
+# Pushes stay within this share of the force that would tip the tower over an interface below the
+# pushed block; a candidate whose safe force is below MIN_PUSH_N cannot be tested (loose blocks of
+# the simulated sets slide at 0.05-0.2 N).
+PUSH_SAFETY = 0.5
+MIN_PUSH_N = 0.2
 MAX_PROBES = 6
 # A probed block displaced by more than this must be put back (RULES.md: 1 mm by default).
 RESTORE_M = 0.001
@@ -31,6 +40,7 @@ class Candidate:
     source: tuple[int, int]
     margin_mm: float
     p_loose: float
+    push_limit_n: float = float("inf")     # the safe push force (PUSH_SAFETY of tipping)
 
 
 def placement_slot(tower: TowerState, dims: BlockDims) -> tuple[int, int]:
@@ -53,8 +63,20 @@ def rank(tower: TowerState, belief: LoosenessBelief, dims: BlockDims,
         margin = removal_margin(tower, dims, source, target, offsets)
         if margin < MIN_MARGIN_MM:
             continue
-        out.append(Candidate(source, margin, belief.p_loose.get(source, 0.0)))
+        limit = PUSH_SAFETY * push_limit_n(tower, dims, source, offsets) if dims.mass > 0 else np.inf
+        if limit < MIN_PUSH_N:
+            continue
+        out.append(Candidate(source, margin, belief.p_loose.get(source, 0.0), float(limit)))
     return sorted(out, key=lambda c: (-c.p_loose, -c.margin_mm, c.source))
+
+
+def best_probed(belief: LoosenessBelief) -> tuple[int, int] | None:
+    """The most promising block probed so far that has not jammed, if any."""
+    tried = [o for o in belief.probes if (o.layer, o.slot) not in belief.stuck]
+    if not tried:
+        return None
+    best = max(tried, key=lambda o: (belief.p_loose[(o.layer, o.slot)], -o.peak_force_n))
+    return best.layer, best.slot
 
 
 @dataclass(frozen=True)
@@ -69,8 +91,9 @@ def after_probe(belief: LoosenessBelief, outcome: ProbeOutcome, probes_so_far: i
     if belief.confident_loose(key):
         return Decision("take", key)
     if probes_so_far >= MAX_PROBES:
-        best = max(belief.probes, key=lambda o: (belief.p_loose[(o.layer, o.slot)], -o.peak_force_n))
-        return Decision("take_best", (best.layer, best.slot))
+        best = best_probed(belief)
+        if best is not None:
+            return Decision("take_best", best)
     if outcome.travel_m > RESTORE_M:
         return Decision("restore_then_next", key)
     return Decision("next", key)

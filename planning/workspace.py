@@ -25,6 +25,7 @@ class TowerGeometry:
     block_width: float
     block_height: float
     arm_base: np.ndarray      # world xy of the arm's base, to tell front from back
+    pitch: float = 0.0        # layer spacing; 0 means the nominal block height
 
     @classmethod
     def from_cell(cls, cell: Cell) -> TowerGeometry:
@@ -34,15 +35,24 @@ class TowerGeometry:
         return cls(pose, b.length.mean, b.width.mean, b.height.mean,
                    np.array(cell.arm.base_position[:2], float))
 
+    def measured(self, x: float, y: float, yaw: float, pitch: float) -> TowerGeometry:
+        """The same tower where the cameras see it: position and yaw on the table, layer spacing."""
+        return TowerGeometry(SE3(x, y, 0.0) * SE3.Rz(yaw), self.block_length, self.block_width,
+                             self.block_height, self.arm_base, pitch)
+
+    @property
+    def layer_pitch(self) -> float:
+        return self.pitch or self.block_height
+
     # --- layers and blocks --------------------------------------------------------------------
 
     def layer_z(self, layer: int) -> float:
         """Height of the centre of `layer`'s blocks above the table."""
-        return (layer - 0.5) * self.block_height
+        return (layer - 1) * self.layer_pitch + self.block_height / 2
 
     def height(self, layers: int) -> float:
         """Height of a tower of `layers` layers."""
-        return layers * self.block_height
+        return (layers - 1) * self.layer_pitch + self.block_height if layers > 0 else 0.0
 
     def block_pose(self, layer: int, slot: int) -> SE3:
         """Nominal pose of the block at (layer, slot): origin at its centre, x along its length."""
@@ -57,16 +67,23 @@ class TowerGeometry:
         """World unit vector along the blocks of `layer` (toward their +1 end)."""
         return self.block_pose(layer, 1).R[:, 0]
 
+    def across(self, layer: int) -> np.ndarray:
+        """World unit vector across `layer`, from slot 0 toward slot 2."""
+        step = self.block_pose(layer, 2).t - self.block_pose(layer, 0).t
+        return step / np.linalg.norm(step)
+
     def front_end(self, layer: int) -> int:
         """The end (+1 or -1) of `layer`'s blocks that faces the arm's base."""
         to_base = self.arm_base - self.pose.t[:2]
         return 1 if float(self.axis(layer)[:2] @ to_base) > 0 else -1
 
-    def end_face_centre(self, layer: int, slot: int, end: int, protrusion: float = 0.0) -> np.ndarray:
+    def end_face_centre(self, layer: int, slot: int, end: int, protrusion: float = 0.0,
+                        shift: float = 0.0) -> np.ndarray:
         """World centre of a block's end face; `protrusion` moves the block along its axis toward
-        that end (a block pushed from the other end)."""
+        that end (a block pushed from the other end), `shift` across the layer toward slot 2."""
         pose = self.block_pose(layer, slot)
-        return pose.t + pose.R[:, 0] * end * (self.block_length / 2.0 + protrusion)
+        return (pose.t + pose.R[:, 0] * end * (self.block_length / 2.0 + protrusion)
+                + self.across(layer) * shift)
 
     # --- keep-out -----------------------------------------------------------------------------
 

@@ -405,7 +405,8 @@ class DeviceEngine:
         return Telemetry(self._device_us(self._now), self.boot_id, int(self._status()), int(self._fault),
                          traj_id, self._last_seq or 0, tuple(float(v) for v in s.q),
                          tuple(float(v) for v in s.qd), float(s.gripper_width),
-                         tuple(float(v) for v in self._tared()))
+                         tuple(float(v) for v in self._tared()),
+                         tuple(float(v) for v in self._setpoint))
 
     def _device_us(self, now: float) -> int:
         return max(0, int(round((now - self.boot_time) * 1e6)))

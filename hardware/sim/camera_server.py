@@ -8,8 +8,9 @@ physics; a camera is rendered only while someone watches it.
 
 from __future__ import annotations
 
+import json
+import multiprocessing
 import threading
-import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import cv2
@@ -43,16 +44,27 @@ class FrameSlot:
 
 
 class CameraServer:
-    """Serves `/NAME.mjpg` for every camera of the world's cell and `/NAME.jpg` (one frame)."""
+    """Serves `/NAME.mjpg` for every camera of the world's cell and `/NAME.jpg` (one frame).
 
-    def __init__(self, model: mujoco.MjModel, cameras, host: str = "127.0.0.1", port: int = 0):
+    Rendering runs in a child process of its own (on the other core, and out of the physics
+    process, whose serial link must answer within milliseconds): the physics loop hands it the
+    positions of a moment (`offer`), it renders every watched camera and sends the JPEGs back."""
+
+    def __init__(self, model: mujoco.MjModel, cameras, host: str = "127.0.0.1", port: int = 0,
+                 documents: dict | None = None, xml: str | None = None,
+                 assets: dict[str, bytes] | None = None):
+        """`documents`: extra JSON documents to serve, path -> function returning the object
+        (the simulator's ground truth for tests and benchmarks). `xml` and `assets` rebuild the
+        model in the rendering process."""
         self.model = model
+        self.documents = documents or {}
         self.cameras = {c.name: c for c in cameras}
         self.slots = {name: FrameSlot() for name in self.cameras}
-        self._snapshot: mujoco.MjData | None = None
-        self._snapshot_lock = threading.Lock()
-        self._snapshot_time = -1.0
+        self._xml, self._assets = xml, assets or {}
         self._stop = threading.Event()
+        self._busy = threading.Event()
+        self._conn = None
+        self._process = None
         server = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -60,6 +72,14 @@ class CameraServer:
                 pass
 
             def do_GET(self):
+                if self.path in server.documents:
+                    body = json.dumps(server.documents[self.path]()).encode()
+                    self.send_response(200)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(body)))
+                    self.end_headers()
+                    self.wfile.write(body)
+                    return
                 name, _, kind = self.path.lstrip("/").partition(".")
                 if name not in server.slots or kind not in ("mjpg", "jpg"):
                     self.send_error(404, f"no camera at {self.path}; cameras: "
@@ -72,68 +92,62 @@ class CameraServer:
         self.port = self.httpd.server_address[1]
         self._http_thread = threading.Thread(target=self.httpd.serve_forever, name="camera-http",
                                              daemon=True)
-        self._render_thread = threading.Thread(target=self._render_loop, name="camera-render",
-                                               daemon=True)
+        self._receiver = threading.Thread(target=self._receive, name="camera-frames", daemon=True)
 
     def url(self, camera: str) -> str:
         return f"http://127.0.0.1:{self.port}/{camera}.mjpg"
 
     def start(self) -> CameraServer:
+        context = multiprocessing.get_context("spawn")
+        self._conn, child = context.Pipe()
+        specs = [(c.name, c.width, c.height) for c in self.cameras.values()]
+        self._process = context.Process(target=_render_worker, args=(self._xml, self._assets, specs, child),
+                                        name="camera-renderer", daemon=True)
+        self._process.start()
         self._http_thread.start()
-        self._render_thread.start()
+        self._receiver.start()
         return self
 
     def stop(self) -> None:
         self._stop.set()
         self.httpd.shutdown()
         self.httpd.server_close()
-        self._render_thread.join(timeout=2.0)
+        if self._conn is not None:
+            try:
+                self._conn.send(None)
+            except (OSError, BrokenPipeError):
+                pass
+        if self._process is not None:
+            self._process.join(timeout=3.0)
+            if self._process.is_alive():
+                self._process.terminate()
 
     @property
     def watched(self) -> bool:
         return any(slot.viewers for slot in self.slots.values())
 
     def offer(self, data: mujoco.MjData) -> None:
-        """Called by the physics loop: keep a copy of this state for the renderer."""
-        with self._snapshot_lock:
-            if self._snapshot is None:
-                self._snapshot = mujoco.MjData(self.model)
-            mujoco.mj_copyData(self._snapshot, self.model, data)
-            self._snapshot_time = float(data.time)
+        """Called by the physics loop: if the renderer is free, hand it this moment to render."""
+        if self._busy.is_set() or self._conn is None:
+            return
+        names = [n for n, slot in self.slots.items() if slot.viewers]
+        if not names:
+            return
+        self._busy.set()
+        self._conn.send((float(data.time), data.qpos.copy(), data.mocap_pos.copy(),
+                         data.mocap_quat.copy(), names))
 
-    # --- rendering ----------------------------------------------------------------------------
-
-    def _render_loop(self) -> None:
-        renderers = {}
-        scratch = mujoco.MjData(self.model)
-        last_time = -1.0
+    def _receive(self) -> None:
         while not self._stop.is_set():
-            if not self.watched or self._snapshot is None:
-                time.sleep(0.01)
-                continue
-            with self._snapshot_lock:
-                fresh = self._snapshot_time != last_time
-                if fresh:
-                    mujoco.mj_copyData(scratch, self.model, self._snapshot)
-                    last_time = self._snapshot_time
-            if not fresh:
-                time.sleep(0.002)
-                continue
-            for name, cam in self.cameras.items():
-                if not self.slots[name].viewers:
+            try:
+                if not self._conn.poll(0.2):
                     continue
-                key = (cam.height, cam.width)
-                if key not in renderers:
-                    renderers[key] = mujoco.Renderer(self.model, cam.height, cam.width)
-                renderer = renderers[key]
-                renderer.update_scene(scratch, camera=name)
-                rgb = renderer.render()
-                ok, jpeg = cv2.imencode(".jpg", cv2.cvtColor(rgb, cv2.COLOR_RGB2BGR),
-                                        [cv2.IMWRITE_JPEG_QUALITY, JPEG_QUALITY])
-                if ok:
-                    self.slots[name].publish(jpeg.tobytes(), float(scratch.time))
-        for renderer in renderers.values():
-            renderer.close()
+                sim_time, frames = self._conn.recv()
+            except (EOFError, OSError):
+                return
+            for name, jpeg in frames.items():
+                self.slots[name].publish(jpeg, sim_time)
+            self._busy.clear()
 
     # --- HTTP ---------------------------------------------------------------------------------
 
@@ -177,3 +191,44 @@ def frame_period(cameras) -> float:
     """Simulated seconds between camera frames (the fastest camera's rate)."""
     return 1.0 / max(c.fps for c in cameras)
 
+
+
+def _render_worker(xml: str, assets: dict[str, bytes], cameras, conn) -> None:
+    """The rendering process: rebuild the model, then render each moment it is sent."""
+    import os
+    if not os.environ.get("DISPLAY"):
+        os.environ.setdefault("MUJOCO_GL", "egl")
+    model = mujoco.MjModel.from_xml_string(xml, assets)
+    data = mujoco.MjData(model)
+    renderers = {}
+    sizes = {name: (w, h) for name, w, h in cameras}
+    while True:
+        try:
+            message = conn.recv()
+        except (EOFError, OSError):
+            break
+        if message is None:
+            break
+        sim_time, qpos, mocap_pos, mocap_quat, names = message
+        data.qpos[:] = qpos
+        data.mocap_pos[:] = mocap_pos
+        data.mocap_quat[:] = mocap_quat
+        mujoco.mj_forward(model, data)
+        frames = {}
+        for name in names:
+            w, h = sizes[name]
+            if (h, w) not in renderers:
+                renderers[(h, w)] = mujoco.Renderer(model, h, w)
+            renderer = renderers[(h, w)]
+            renderer.update_scene(data, camera=name)
+            rgb = renderer.render()
+            ok, jpeg = cv2.imencode(".jpg", cv2.cvtColor(rgb, cv2.COLOR_RGB2BGR),
+                                    [cv2.IMWRITE_JPEG_QUALITY, JPEG_QUALITY])
+            if ok:
+                frames[name] = jpeg.tobytes()
+        try:
+            conn.send((sim_time, frames))
+        except (BrokenPipeError, OSError):
+            break
+    for renderer in renderers.values():
+        renderer.close()

@@ -166,6 +166,11 @@ def build(cell: Cell, blocks: list[BlockSpec], *, markers_on: bool = True,
     {stage}
   </worldbody>
   <actuator>{actuators}</actuator>
+  <equality>
+    <!-- The fingers move together, as a parallel gripper's rack and pinion makes them: a grasp
+         centres the block between them. -->
+    <joint joint1="finger_a" joint2="finger_b" polycoef="0 1 0 0 0" solref="0.002 1"/>
+  </equality>
   <sensor>{sensors}</sensor>
 </mujoco>"""
     return BuiltModel(xml, assets)

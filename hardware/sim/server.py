@@ -1,7 +1,7 @@
 """`jenga-robot sim serve`: the simulated cell as hardware. The device engine (the arm's firmware)
 runs against the physics at 1 kHz of simulated time and talks over a pty; the cameras stream MJPEG
-over HTTP. The loop keeps simulated time in step with the wall clock when the physics is fast
-enough, and runs flat out (simulated time falling behind, never ahead) when it is not.
+over HTTP. Simulated time never runs faster than the wall clock: the loop keeps it in step when the
+physics is fast enough, and when it is not, lets it fall behind for good rather than catch up.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ import time
 from firmware_bridge.device.engine import DeviceEngine
 from firmware_bridge.device.pty_port import PtyPort
 from hardware.sim.camera_server import CameraServer, frame_period
+from hardware.sim.ground_truth import GroundTruth
 from hardware.sim.virtual_firmware import SimHardware, device_config
 from hardware.sim.world import SimWorld
 from planning.cell.model import Cell
@@ -25,7 +26,11 @@ class SimServer:
         self.port = PtyPort()
         self.engine = DeviceEngine(device_config(cell), SimHardware(self.world),
                                    boot_time=self.world.time)
-        self.cameras = CameraServer(self.world.model, cell.cameras) if cameras else None
+        self.truth = GroundTruth(self.world)
+        self.cameras = CameraServer(self.world.model, cell.cameras,
+                                    documents={"/truth.json": self.truth_document},
+                                    xml=self.world.built.xml, assets=self.world.built.assets) \
+            if cameras else None
         self.realtime = realtime
         self._stop = threading.Event()
         self._lock = threading.Lock()
@@ -67,6 +72,22 @@ class SimServer:
         with self._lock:
             return fn(self.world, self.engine)
 
+    def truth_document(self) -> dict:
+        """What really is, for tests and benchmarks (never for the controller): every block's
+        pose in the tower frame, the tower's occupancy, what fell."""
+        with self._lock:
+            blocks = {}
+            for b in self.world.blocks:
+                pose = self.truth.pose(b.index)
+                blocks[b.index] = {"position": pose.position.tolist(), "axis": pose.axis.tolist(),
+                                   "slot": self.truth.slot_of(b.index)}
+            try:
+                layers = [[int(v) for v in row] for row in self.truth.tower_state().layers]
+            except ValueError:
+                layers = None
+            return {"time": self.world.time, "blocks": blocks, "layers": layers,
+                    "fallen": self.truth.fallen()}
+
     def reset_device(self) -> None:
         """Power-cycle the arm's controller (fault injection): the physics goes on."""
         with self._lock:
@@ -86,9 +107,13 @@ class SimServer:
                 self.steps += 1
                 if self.cameras is not None and world.time >= next_frame:
                     next_frame = world.time + self._frame_period
-                    if self.cameras.watched:
-                        self.cameras.offer(world.data)
+                    self.cameras.offer(world.data)
             if self.realtime:
                 ahead = (world.time - start_sim) - (time.monotonic() - start_wall)
                 if ahead > 0.002:
                     time.sleep(ahead)
+                elif ahead < -0.02:
+                    # Behind the wall clock: carry on from here rather than catch up in a burst.
+                    # A burst would run simulated time faster than real time, and the firmware's
+                    # watchdog (in simulated time) would miss heartbeats sent in real time.
+                    start_sim, start_wall = world.time, time.monotonic()

@@ -40,6 +40,7 @@ class SimWorld:
         self.seed = seed
         self.blocks: list[BlockSpec] = draw_tower(cell.blocks, seed)
         built = mjcf.build(cell, self.blocks, markers_on=markers, probe_stage=probe_stage, board=board)
+        self.built = built
         try:
             self.model = mujoco.MjModel.from_xml_string(built.xml, built.assets)
         except ValueError as exc:

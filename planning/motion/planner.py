@@ -76,18 +76,40 @@ class MotionPlanner:
         self.level_grip = self.held_block((0.0, 0.0, 1.0))
         self.limits = (self.arm.q_min, self.arm.q_max, self.cell.arm.speed_max)
 
+    def set_tower(self, tower: TowerGeometry) -> None:
+        """Plan against the tower where it really stands (as perceived), not the nominal one."""
+        self.tower = tower
+        self.checker = CollisionChecker(self.arm, tower)
+
+    def straight(self, q_start: np.ndarray, frame: str, displacement: np.ndarray, *,
+                 tower_layers: float, speed: float = APPROACH_SPEED, exempt: tuple[str, ...] = (),
+                 held: HeldBlock | None = None, label: str = "straight") -> MotionPlan:
+        """Move `frame` by `displacement` (world, m) in a straight line at fixed orientation, from
+        wherever the arm is (a retreat after a guarded stop, a lift)."""
+        q_start = np.asarray(q_start, float)
+        pose = self.arm.fk(q_start, frame)
+        start = pose.t
+        contact = _Contact(tower_layers, CONTACT_MARGIN, exempt=exempt, held=held)
+        try:
+            line = self._line(pose.R, start, start + np.asarray(displacement, float), frame, q_start,
+                              speed, contact)
+        except PlanError as exc:
+            raise PlanError(f"cannot plan the straight move '{label}': {exc}") from None
+        return MotionPlan("straight", (MoveStep(label, line),), held=held)
+
     # --- push ---------------------------------------------------------------------------------
 
     def push(self, q_start: np.ndarray, layer: int, slot: int, depth: float, *, tower_layers: int,
              end: int | None = None, protrusion: float = 0.0, speed: float = 0.002,
-             guard_n: float | None = None, retreat: bool = True) -> MotionPlan:
+             guard_n: float | None = None, retreat: bool = True, shift: float = 0.0) -> MotionPlan:
         """Push the block at (layer, slot) from its `end` face (default: the back end, away from
         the arm) until that face is `depth` inside the tower's face plane. `protrusion` is how far
-        the face sticks out now (measured). The guarded leg runs at `speed`."""
+        the face sticks out now (measured), `shift` how far the block lies across the layer from
+        its slot's centre. The guarded leg runs at `speed`."""
         end = -self.tower.front_end(layer) if end is None else end
         axis = self.tower.axis(layer)
         direction = -end * axis  # into the tower
-        face = self.tower.end_face_centre(layer, slot, end, protrusion)
+        face = self.tower.end_face_centre(layer, slot, end, protrusion, shift)
         face[2] = max(face[2], self.cell.tool.fingertip_radius + PROBE_TABLE_CLEARANCE)
         start = face - direction * STANDOFF
         touch = face - direction * CONTACT_LEAD
@@ -110,7 +132,7 @@ class MotionPlanner:
                 if retreat:
                     back = self._line(rotation, finish, start, tip, pushing.end, APPROACH_SPEED, work)
                     steps.append(MoveStep("retreat", back))
-                return MotionPlan("push", tuple(steps))
+                return MotionPlan("push", tuple(steps), frame=tip)
             except PlanError as exc:
                 errors.append(str(exc))
         raise PlanError(f"{what}: {_main_reason(errors)}")
@@ -147,7 +169,7 @@ class MotionPlanner:
                     MoveStep("approach", approach),
                     GripStep("close", 0.0, self.cell.tool.grip_force),
                     MoveStep("pull", pulling),
-                ), held=held)
+                ), held=held, frame="grasp")
             except PlanError as exc:
                 errors.append(str(exc))
         raise PlanError(f"{what}: {_main_reason(errors)}")
@@ -155,9 +177,10 @@ class MotionPlanner:
     # --- place --------------------------------------------------------------------------------
 
     def place(self, q_start: np.ndarray, layer: int, slot: int, held: HeldBlock | None = None, *,
-              align: bool = True) -> MotionPlan:
+              align: bool = True, shift: float = 0.0) -> MotionPlan:
         """Put the block held as `held` (from the pull plan; default a level grip) into `slot` of
-        `layer` (the top layer, or a new one above it)."""
+        `layer` (the top layer, or a new one above it), `shift` across the layer from the slot's
+        centre (clear of a neighbour that lies off its own centre)."""
         held = held or self.level_grip
         axis = self.tower.axis(layer)
         below = layer - 1
@@ -165,7 +188,8 @@ class MotionPlanner:
         ends = (self.tower.front_end(layer), -self.tower.front_end(layer))
         for end in ends:
             into = -end * axis
-            centre = self.tower.block_pose(layer, slot).t + end * axis * PLACE_OVERHANG
+            centre = (self.tower.block_pose(layer, slot).t + end * axis * PLACE_OVERHANG
+                      + self.tower.across(layer) * shift)
             grasp = centre + end * axis * (self.cell.blocks.length.mean / 2 - GRIP_DEPTH)
             rest = grasp + np.array([0.0, 0.0, 0.0005])
             hover = rest + np.array([0.0, 0.0, PLACE_HOVER])
@@ -202,7 +226,7 @@ class MotionPlanner:
                     if align:
                         home = self.push(lift.end, layer, slot, 0.0, tower_layers=layer, end=end,
                                          protrusion=PLACE_OVERHANG, speed=0.01,
-                                         guard_n=PLACE_GUARD_N * 2)
+                                         guard_n=PLACE_GUARD_N * 2, shift=shift)
                         plan = MotionPlan("place", plan.steps + tuple(
                             _relabel(s, "align_") for s in home.steps))
                     return plan

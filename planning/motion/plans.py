@@ -49,6 +49,7 @@ class MotionPlan:
     kind: str                 # "push", "pull", "place", "transit"
     steps: tuple[Step, ...]
     held: HeldBlock | None = None   # the block in the gripper when the plan ends
+    frame: str | None = None        # the tool frame the contact moves are planned for
 
     @property
     def moves(self) -> list[MoveStep]:

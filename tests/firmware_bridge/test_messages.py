@@ -25,7 +25,7 @@ MESSAGES = st.one_of(
               u16, u16, u16, f32, f32, st.lists(st.builds(m.JointInfo, f32, f32, f32, f32),
                                                 max_size=7).map(tuple)),
     st.builds(m.Telemetry, st.integers(0, 2**64 - 1), st.integers(0, 2**32 - 1), u16, u16, u16, u16,
-              joints6, joints6, f32, joints6),
+              joints6, joints6, f32, joints6, joints6),
     st.builds(m.Event, st.integers(0, 255), st.integers(0, 2**64 - 1), u16, u16, f32),
 )
 

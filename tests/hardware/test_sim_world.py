@@ -82,6 +82,16 @@ def test_gripper_opens_and_closes(world, fresh):
     assert abs(world.gripper_width() - 0.03) < 0.001
 
 
+def test_the_fingers_move_together_so_a_grasp_centres_the_block(world, fresh):
+    world.restore(fresh)
+    a, b = world.finger_qpos
+    world.data.qpos[a], world.data.qpos[b] = 0.015, 0.005     # knocked to one side
+    world.set_gripper(0.02)
+    world.step_for(0.5)
+    assert abs(world.data.qpos[a] - world.data.qpos[b]) < 0.0002
+    assert abs(world.gripper_width() - 0.02) < 0.001
+
+
 def test_cameras_see_the_block_markers(world, fresh):
     """Both back faces carry one marker per block (27 each on 18 layers); each camera reads
     nearly all of them, and together they read every one."""

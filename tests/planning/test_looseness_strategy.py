@@ -2,7 +2,7 @@ import pytest
 
 from planning.looseness import LoosenessBelief, ProbeOutcome, probe_threshold_n
 from planning.stability import BlockDims
-from planning.strategy import MAX_PROBES, after_probe, placement_slot, rank
+from planning.strategy import MAX_PROBES, after_probe, best_probed, placement_slot, rank
 from planning.tower import TowerState
 
 DIMS = BlockDims(0.075, 0.025, 0.015)
@@ -68,3 +68,20 @@ def test_probe_policy():
     belief.update(other)
     last = after_probe(belief, other, MAX_PROBES)
     assert last.action == "take_best" and last.source == (8, 2)
+
+
+def test_a_block_that_jammed_is_never_the_best_bet_again():
+    belief = LoosenessBelief.prior(TowerState.fresh())
+    slid = ProbeOutcome(8, 2, 0.1, 0.0049, False, 0.6)
+    other = ProbeOutcome(9, 0, 0.5, 0.001, False, 0.6)
+    belief.update(slid)
+    belief.update(other)
+    assert best_probed(belief) == (8, 2)
+    belief.jammed((8, 2))
+    assert belief.p_loose[8, 2] == 0.0 and not belief.confident_loose((8, 2))
+    assert best_probed(belief) == (9, 0)
+    assert after_probe(belief, other, MAX_PROBES).source == (9, 0)
+    belief.jammed((9, 0))
+    assert best_probed(belief) is None
+    # with every probed block jammed the policy goes on to the next candidate
+    assert after_probe(belief, other, MAX_PROBES).action in ("next", "restore_then_next")

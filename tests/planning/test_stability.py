@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from planning.stability import BlockDims, analyse, best_slot, removal_margin
+from planning.stability import BlockDims, analyse, best_slot, push_limit_n, removal_margin
 from planning.tower import TowerState
 
 DIMS = BlockDims(0.075, 0.025, 0.015)
@@ -85,3 +85,25 @@ def test_best_slot_for_a_new_layer_is_the_middle():
 def test_towers_without_lone_side_blocks_stand(rows):
     rows = [(1, 1, 1)] + rows + [(1, 1, 1)]
     assert analyse(tower(*rows), DIMS).stands
+
+
+def test_push_limit_is_the_tipping_force_about_the_base():
+    dims = BlockDims(0.075, 0.025, 0.015, 0.016)
+    fresh = TowerState.fresh()
+    # layer 14 lies along y; the table's support reaches 37.5 mm either way from the centre line,
+    # and the whole tower (54 blocks) rests on it; the push acts 13.5 layers up
+    weight = 54 * 0.016 * 9.81
+    assert push_limit_n(fresh, dims, (14, 0)) == pytest.approx(weight * 0.0375 / (13.5 * 0.015))
+    # the higher the push, the less it takes
+    assert push_limit_n(fresh, dims, (17, 1)) < push_limit_n(fresh, dims, (8, 1)) < push_limit_n(fresh, dims, (2, 1))
+    # a bottom layer missing a side block narrows the base: the tower tips far sooner
+    holed = fresh.moved((1, 2), (19, 1))
+    assert push_limit_n(holed, dims, (14, 0)) < 0.5 * push_limit_n(fresh, dims, (14, 0))
+    with pytest.raises(ValueError):
+        push_limit_n(fresh, DIMS, (14, 0))
+
+
+@given(st.integers(2, 18), st.sampled_from([0, 1, 2]))
+def test_push_limit_is_positive_on_a_fresh_tower(layer, slot):
+    dims = BlockDims(0.075, 0.025, 0.015, 0.016)
+    assert 0 < push_limit_n(TowerState.fresh(), dims, (layer, slot)) < 100

@@ -1,0 +1,86 @@
+"""`jenga-robot play`: the robot plays. `--solo` builds alone for a number of turns."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+
+from controller.commands.cell_cmd import load
+from controller.commands.common import EXIT_FAILED, CommandError
+from hardware.cells import DEFAULT_CELL
+
+SIM_STALL_S = 0.5
+
+
+def register(commands: argparse._SubParsersAction) -> None:
+    play = commands.add_parser("play", help="play Jenga (the simulated cell unless hardware is named)")
+    play.add_argument("--solo", action="store_true", help="the robot plays every turn")
+    play.add_argument("--turns", type=int, default=10)
+    play.add_argument("--seed", type=int, default=1, help="tower seed of the simulated cell")
+    play.add_argument("--cell", default=str(DEFAULT_CELL), metavar="FILE")
+    play.add_argument("--serial", metavar="PORT", help="the arm's serial port (real hardware)")
+    play.add_argument("--camera", action="append", default=[], metavar="NAME=URL",
+                      help="a camera's stream (real hardware), once per camera")
+    play.add_argument("--report", metavar="FILE",
+                      help="write every turn as JSON: the block taken, each probe with its force "
+                           "trace, the time of each phase")
+    play.set_defaults(run=run_play)
+
+
+def _describe(report) -> str:
+    probes = ", ".join(f"{p.layer}.{p.slot} {p.peak_force_n:.2f} N/{p.travel_mm:.1f} mm"
+                       for p in report.probes)
+    phases = " ".join(f"{k} {v:.1f}" for k, v in report.phases_s.items())
+    took = f"layer {report.source[0]} slot {report.source[1]}" if report.source else "nothing"
+    to = f"layer {report.target[0]} slot {report.target[1]}" if report.target else "-"
+    return (f"turn {report.number}: took {took} (block {report.block}) -> {to}; "
+            f"{'legal' if report.legal else 'ILLEGAL'}; probes [{probes}]; "
+            f"{report.duration_s:.1f} s ({phases}); stories {report.stories or '?'}")
+
+
+def write_report(path: str, result) -> None:
+    turns = [dataclasses.asdict(t) | {"duration_s": t.duration_s} for t in result.turns]
+    document = {"turns": turns, "stories": result.stories, "fell": result.fell, "error": result.error}
+    with open(path, "w") as out:
+        json.dump(document, out, indent=1, default=lambda o: o.item() if hasattr(o, "item") else str(o))
+
+
+def run_play(args: argparse.Namespace) -> int:
+    from controller.cell_link import CellLink, CellLinkError, SimulatedCell
+    from controller.solo import play_solo
+    from firmware_bridge.errors import ArmError
+
+    if not args.solo:
+        raise CommandError("only --solo play is available yet")
+    if args.turns < 1:
+        raise CommandError("--turns must be at least 1")
+    cell = load(args.cell)
+    cameras = dict(item.split("=", 1) for item in args.camera if "=" in item)
+    sim = None
+    try:
+        if args.serial:
+            if set(cameras) != {c.name for c in cell.cameras}:
+                raise CommandError(f"name every camera of the cell: "
+                                   f"{', '.join(c.name + '=URL' for c in cell.cameras)}")
+            serial = args.serial
+        else:
+            print(f"starting the simulated cell (seed {args.seed})", flush=True)
+            sim = SimulatedCell(args.seed, args.cell)
+            serial, cameras = sim.serial, sim.camera_urls
+        # A simulator sharing this computer with the controller can be paused for a few hundred
+        # milliseconds when the machine is busy: give its link that much slack.
+        with CellLink(cell, serial, cameras, stall_s=None if args.serial else SIM_STALL_S) as link:
+            result = play_solo(link, args.turns, on_turn=lambda r: print(_describe(r), flush=True))
+    except (CellLinkError, ArmError) as exc:
+        raise CommandError(str(exc), EXIT_FAILED) from None
+    finally:
+        if sim is not None:
+            sim.close()
+    if args.report:
+        write_report(args.report, result)
+    state = "standing" if not result.fell else "FELL"
+    print(f"result: {len(result.turns)} turns, {'all legal' if result.all_legal else 'NOT all legal'}, "
+          f"tower {state}, {result.stories or '?'} stories"
+          + (f"; stopped: {result.error}" if result.error else ""), flush=True)
+    return 0 if result.ok and len(result.turns) == args.turns else EXIT_FAILED

@@ -1,0 +1,53 @@
+"""Solo play: the robot takes every turn, trying to build the tower as high as it can."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+from controller.cell_link import CellLink
+from controller.turn import RobotTurn, TurnError, TurnReport
+from firmware_bridge.errors import ArmError
+from perception.observation import PerceptionError
+from planning.motion.planner import MotionPlanner
+from planning.motion.plans import PlanError
+from planning.rules import RuleOptions
+
+
+@dataclass
+class SoloResult:
+    turns: list[TurnReport] = field(default_factory=list)
+    stories: str = ""
+    fell: bool = False
+    error: str | None = None
+
+    @property
+    def all_legal(self) -> bool:
+        return bool(self.turns) and all(t.legal for t in self.turns)
+
+    @property
+    def ok(self) -> bool:
+        return self.all_legal and not self.fell and self.error is None
+
+
+def play_solo(link: CellLink, turns: int, options: RuleOptions = RuleOptions(),
+              on_turn: Callable[[TurnReport], None] | None = None) -> SoloResult:
+    planner = MotionPlanner(link.cell)
+    robot = RobotTurn(link, planner, options)
+    result = SoloResult()
+    for number in range(1, turns + 1):
+        try:
+            report = robot.play(number, blocks_moved=number - 1)
+        except (TurnError, PlanError, PerceptionError, ArmError) as exc:
+            result.error = f"turn {number}: {exc}"
+            result.fell = "fallen" in str(exc)
+            break
+        result.turns.append(report)
+        if on_turn:
+            on_turn(report)
+        result.stories = report.stories or result.stories
+        if report.fell or not report.legal or report.error:
+            result.fell = report.fell
+            result.error = report.error
+            break
+    return result

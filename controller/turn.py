@@ -1,0 +1,422 @@
+"""The robot's turn, through the arm's link and the cameras only: perceive, rank the candidates,
+feel them with guarded test pushes, push the chosen block through from the back, pull it from the
+front, place it on top at a right angle to the layer below, get out of the way, and wait out the
+settling window watching for a fall. Everything is timed in device time and reported.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from controller.cell_link import CellLink
+from firmware_bridge.client import MotionResult
+from perception.observation import PerceptionError, TowerObservation
+from planning.looseness import LoosenessBelief, ProbeOutcome, probe_threshold_n
+from planning.motion.planner import STANDOFF, MotionPlanner
+from planning.motion.plans import ForceGuard, GripStep, MotionPlan, MoveStep, PlanError
+from planning.motion.trajectory import time_path
+from planning.rules import RuleOptions, check_move
+from planning.stability import BlockDims
+from planning.strategy import RESTORE_M, after_probe, best_probed, placement_slot, rank
+from planning.tower import SLOTS, layer_axis
+
+PROBE_DEPTH = 0.005          # a test push moves the block at most this far
+PROBE_SPEED = 0.002          # m/s
+PUSH_THROUGH = 0.035         # the chosen block is pushed until it sticks out this far at the front
+PUSH_SPEED = 0.008
+JAM_N = 3.0                  # a block that needs more than this to push through is jammed
+SETTLE_WINDOW_S = 10.0
+WATCH_EVERY_S = 1.0
+PLACE_CLEARANCE = 0.002     # side gap left to a neighbour in the layer
+DWELL_S = 0.3                # stand still before taring, so the reading is the tool's weight only
+
+
+class TurnError(RuntimeError):
+    """The turn could not be played (no reachable block, a plan failed mid-turn, the tower fell)."""
+
+
+@dataclass
+class ProbeRecord:
+    layer: int
+    slot: int
+    block: int | None
+    threshold_n: float
+    peak_force_n: float
+    travel_mm: float
+    p_loose: float
+    trace: list[tuple[float, float]] = field(default_factory=list)   # (device time, force N)
+
+
+@dataclass
+class TurnReport:
+    number: int
+    source: tuple[int, int] | None = None
+    target: tuple[int, int] | None = None
+    block: int | None = None
+    probes: list[ProbeRecord] = field(default_factory=list)
+    phases_s: dict[str, float] = field(default_factory=dict)
+    legal: bool = False
+    fell: bool = False
+    stories: str = ""
+    released_at: float | None = None      # device time the placed block was let go
+    error: str | None = None
+
+    @property
+    def duration_s(self) -> float:
+        return sum(self.phases_s.values())
+
+
+class RobotTurn:
+    def __init__(self, link: CellLink, planner: MotionPlanner, options: RuleOptions = RuleOptions()):
+        self.link = link
+        self.arm = link.arm
+        self.planner = planner
+        self.options = options
+        b = link.cell.blocks
+        self.dims = BlockDims(b.length.mean, b.width.mean, b.height.mean, b.mass.mean)
+        self.limits: dict[tuple[int, int], float] = {}   # safe push force per candidate, N
+        self.stiffness = link.cell.tool.fingertip_stiffness
+
+    # --- the turn -----------------------------------------------------------------------------
+
+    def play(self, number: int, blocks_moved: int = 0) -> TurnReport:
+        report = TurnReport(number)
+        clock = _Phases(self.arm, report)
+        with clock("perceive"):
+            obs = self._observe()
+            state = obs.tower_state(blocks_moved)
+            self._use_perceived_tower(obs)
+        belief = LoosenessBelief.prior(state, {(b.layer, b.slot): b.position_mm[2] / 1000 for b in obs.blocks})
+        offsets = {(b.layer, b.slot): b.protrusion_mm / 1000 for b in obs.blocks}
+        layers = state.top_layer + 1
+        chosen = None
+        tried: set = set()
+        self.limits = {}
+        with clock("probe"):
+            while chosen is None:
+                candidates = rank(state, belief, self.dims, self.options, exclude=tried, offsets=offsets)
+                if not candidates:
+                    best = best_probed(belief)
+                    if best is None:
+                        raise TurnError("no stable, reachable block would come out")
+                    chosen = self._re_engage(best, obs, layers, belief)
+                    continue
+                self.limits.update({c.source: c.push_limit_n for c in candidates})
+                candidate = candidates[0].source
+                tried.add(candidate)
+                try:
+                    outcome, record, plan = self._probe(candidate, obs, layers, state.top_layer)
+                except PlanError:
+                    continue
+                record.p_loose = belief.update(outcome)
+                report.probes.append(record)
+                decision = after_probe(belief, outcome, len(report.probes))
+                if decision.action == "take":
+                    if self._push_through(candidate, plan, obs, layers, belief):
+                        chosen = candidate
+                    continue
+                self._retreat(plan, outcome.travel_m, layers)
+                if outcome.travel_m > RESTORE_M and decision.source != candidate:
+                    # a tested block goes back before another is touched
+                    self._restore(candidate, obs, outcome.travel_m, layers)
+                if decision.action == "take_best":
+                    chosen = self._re_engage(decision.source, obs, layers, belief)
+        report.source = chosen
+        observed = obs.block_at(*chosen)
+        report.block = observed.block if observed else None
+        with clock("pull"):
+            pull = self.planner.pull(self._q(), *chosen, self._front_protrusion(chosen, obs) + PUSH_THROUGH,
+                                     tower_layers=layers)
+            self._run(pull)
+            self._check_held()
+        after = state.without(*chosen)
+        target = placement_slot(after, self.dims)
+        report.target = target
+        with clock("place"):
+            place = self.planner.place(self._q(), *target, pull.held,
+                                       shift=placement_shift(obs, target, self.dims.width))
+            report.released_at = self._run_place(place)
+        report.legal = check_move(state, chosen, target, layer_axis(target[0]), self.options) == []
+        with clock("clear"):
+            self._transit(self.planner.arm.home, layers + 1)
+        with clock("settle"):
+            final = self._watch_settle(report.released_at)
+        report.fell = final is None or final.fell
+        if not report.fell:
+            try:
+                report.stories = final.tower_state(blocks_moved + 1).stories()
+            except PerceptionError as exc:
+                report.error = str(exc)
+            else:
+                problem = _outcome_problem(state, final, chosen, target)
+                if problem:
+                    report.legal, report.error = False, problem
+        return report
+
+    # --- probing ------------------------------------------------------------------------------
+
+    def _probe(self, source, obs: TowerObservation, layers: int, top: int):
+        layer, slot = source
+        end = -self.planner.tower.front_end(layer)        # push from the back
+        protrusion = self._end_protrusion(source, obs, end)
+        threshold = min(probe_threshold_n(layer, top), self.limits.get(source, np.inf))
+        plan = self.planner.push(self._q(), layer, slot, PROBE_DEPTH, tower_layers=layers, end=end,
+                                 protrusion=protrusion, speed=PROBE_SPEED, guard_n=threshold,
+                                 retreat=False)
+        self._run_steps(plan, ("transit", "approach"))
+        self._dwell_and_tare()
+        push = plan.step("push")
+        self.link.forces.start()
+        result = self._follow(push)
+        samples = self.link.forces.stop()
+        axis = np.asarray(push.guard.direction)
+        trace = [(t, float(w[:3] @ axis)) for t, w in samples]
+        peak = max((f for _, f in trace), default=0.0)
+        end_force = trace[-1][1] if trace else 0.0
+        travel = self._block_travel(plan.frame, layer, slot, end, protrusion, end_force)
+        outcome = ProbeOutcome(layer, slot, peak, travel, result.outcome == "guard", threshold)
+        observed = obs.block_at(layer, slot)
+        record = ProbeRecord(layer, slot, observed.block if observed else None, threshold, peak,
+                             travel * 1000, 0.0, trace)
+        return outcome, record, plan
+
+    def _push_through(self, source, probe_plan: MotionPlan, obs, layers: int,
+                      belief: LoosenessBelief) -> bool:
+        """From where the probe stopped, on until the block sticks out PUSH_THROUGH at the front;
+        then back out of the hole. A block that jams is put back where it was and ruled out:
+        False."""
+        layer, slot = source
+        end = -self.planner.tower.front_end(layer)
+        direction = -end * self.planner.tower.axis(layer)
+        protrusion = self._end_protrusion(source, obs, end)
+        already = self._block_travel(probe_plan.frame, layer, slot, end, protrusion, 0.0)
+        push = self.planner.straight(self._q(), probe_plan.frame, direction * (PUSH_THROUGH - already),
+                                     tower_layers=layers, speed=PUSH_SPEED, exempt=("probe",),
+                                     label="push_through")
+        step = push.moves[0]
+        jam = ForceGuard(probe_plan.step("push").guard.direction, self._jam_n(source))
+        result = self._follow(MoveStep(step.label, step.trajectory, jam))
+        force_n = self._force_along(jam.direction) if result.outcome == "guard" else 0.0
+        tip_in = self._block_travel(probe_plan.frame, layer, slot, end, protrusion, 0.0)
+        back = tip_in + STANDOFF
+        self._run(self.planner.straight(self._q(), probe_plan.frame, -direction * back,
+                                        tower_layers=layers, exempt=("probe",), label="back_out"))
+        if result.outcome != "guard":
+            return True
+        belief.jammed(source)
+        moved = max(0.0, tip_in - max(force_n, 0.0) / self.stiffness)
+        if moved > RESTORE_M:
+            self._restore(source, obs, moved, layers)
+        return False
+
+    def _block_travel(self, frame: str, layer: int, slot: int, end: int, protrusion: float,
+                      force_n: float) -> float:
+        """How far the fingertip has pushed the block in from its `end` face (m): the tip's travel
+        past where the face was, less the fingertip's spring under `force_n`."""
+        tip = self.planner.arm.fk(np.array(self.arm.telemetry().q_set), frame).t
+        face = self.planner.tower.end_face_centre(layer, slot, end, protrusion)
+        direction = -end * self.planner.tower.axis(layer)
+        past_face = float((tip - face) @ direction) + self.planner.cell.tool.fingertip_radius
+        return max(0.0, past_face - max(force_n, 0.0) / self.stiffness)
+
+    def _retreat(self, probe_plan: MotionPlan, travel: float, layers: int) -> None:
+        layer_dir = self._push_direction(probe_plan)
+        self._run(self.planner.straight(self._q(), probe_plan.frame, -layer_dir * (STANDOFF + PROBE_DEPTH),
+                                        tower_layers=layers, exempt=("probe",), label="retreat"))
+
+    def _restore(self, source, obs, travel: float, layers: int) -> None:
+        """Push a tested block back from the front by as far as the test moved it."""
+        layer, slot = source
+        front = self.planner.tower.front_end(layer)
+        now = self._end_protrusion(source, obs, front) + travel
+        plan = self.planner.push(self._q(), layer, slot, -self._end_protrusion(source, obs, front),
+                                 tower_layers=layers, end=front, protrusion=now, speed=PUSH_SPEED,
+                                 guard_n=self._jam_n(source))
+        self._run(plan)
+
+    def _re_engage(self, source, obs, layers: int, belief: LoosenessBelief):
+        """Take a block probed earlier: push it through from the back in one go. Returns the
+        source, or None when it jammed (it is then back in place and ruled out)."""
+        layer, slot = source
+        end = -self.planner.tower.front_end(layer)
+        plan = self.planner.push(self._q(), layer, slot, PROBE_DEPTH, tower_layers=layers, end=end,
+                                 protrusion=self._end_protrusion(source, obs, end), speed=PROBE_SPEED,
+                                 guard_n=self._jam_n(source), retreat=False)
+        self._run_steps(plan, ("transit", "approach"))
+        self._dwell_and_tare()
+        self._follow(plan.step("push"))
+        return source if self._push_through(source, plan, obs, layers, belief) else None
+
+    # --- placing and watching -----------------------------------------------------------------
+
+    def _run_place(self, plan: MotionPlan) -> float:
+        """Run a place plan; returns the device time the block was released."""
+        released = None
+        for step in plan.steps:
+            if isinstance(step, GripStep):
+                self.arm.gripper(step.width_m, max(step.force_n, 1.0))
+                if step.label == "release":
+                    released = self.arm.device_time()
+                continue
+            self._follow(step)
+        return released if released is not None else self.arm.device_time()
+
+    def _watch_settle(self, released_at: float) -> TowerObservation | None:
+        """Observe until the settling window after the release closes; None if the tower fell."""
+        last = None
+        deadline = released_at + self.options.window_s
+        while True:
+            now = self.arm.device_time()
+            result = self.link.observe(after=now)
+            last = result.observation
+            if last.fell:
+                return None
+            if now >= deadline:
+                return last
+            wait = min(WATCH_EVERY_S, deadline - now)
+            self.arm.wait_for(lambda t, until=now + wait: t.device_time >= until, timeout_s=wait + 5)
+
+    # --- motion helpers -----------------------------------------------------------------------
+
+    def _observe(self) -> TowerObservation:
+        obs = self.link.observe().observation
+        if obs.fell:
+            raise TurnError("the tower has fallen")
+        return obs
+
+    def _use_perceived_tower(self, obs: TowerObservation) -> None:
+        pose = obs.pose
+        self.planner.set_tower(self.planner.tower.measured(pose.x, pose.y, pose.yaw, pose.pitch))
+
+    def _end_protrusion(self, source, obs: TowerObservation, end: int) -> float:
+        """How far the block's `end` face sticks out of the tower (m), as perceived."""
+        observed = obs.block_at(*source)
+        along = observed.protrusion_mm / 1000 if observed else 0.0
+        return end * along
+
+    def _front_protrusion(self, source, obs) -> float:
+        return self._end_protrusion(source, obs, self.planner.tower.front_end(source[0]))
+
+    def _push_direction(self, plan: MotionPlan) -> np.ndarray:
+        push = plan.step("push").trajectory
+        a = self.planner.arm.fk(push.start, plan.frame).t
+        b = self.planner.arm.fk(push.end, plan.frame).t
+        return (b - a) / np.linalg.norm(b - a)
+
+    def _jam_n(self, source) -> float:
+        """Force at which pushing a block through gives up: the jam limit, or less where the tower
+        would tip sooner."""
+        return min(JAM_N, self.limits.get(source, np.inf))
+
+    def _force_along(self, direction) -> float:
+        return float(np.asarray(self.arm.telemetry().wrench[:3]) @ np.asarray(direction, float))
+
+    def _check_held(self) -> None:
+        """After a pull the gripper must hold a block: closed on nothing means the block did not
+        come out where planned, and carrying on would place air."""
+        width = self.arm.telemetry().gripper_width_m
+        if width < self.dims.width / 2:
+            raise TurnError(f"the gripper closed to {width * 1000:.1f} mm: it holds no block")
+
+    def _q(self) -> np.ndarray:
+        """Where the arm is commanded to be: plans start here (the firmware insists)."""
+        return np.array(self.arm.telemetry().q_set)
+
+    def _dwell_and_tare(self) -> None:
+        start = self.arm.device_time()
+        self.arm.wait_for(lambda t: t.device_time >= start + DWELL_S, timeout_s=DWELL_S + 5)
+        self.arm.tare()
+
+    def _transit(self, goal: np.ndarray, layers: int | None) -> None:
+        layers = layers or self.planner.cell.blocks.layers + 1
+        self._run(self.planner.transit(self._q(), goal, tower_layers=layers))
+
+    def _run(self, plan: MotionPlan) -> None:
+        for step in plan.steps:
+            if isinstance(step, GripStep):
+                self.arm.gripper(step.width_m, max(step.force_n, 1.0))
+            else:
+                self._follow(step)
+
+    def _run_steps(self, plan: MotionPlan, labels: tuple[str, ...]) -> None:
+        for label in labels:
+            self._follow(plan.step(label))
+
+    def _follow(self, step: MoveStep) -> MotionResult:
+        """Run one move from wherever the arm is: a tiny joint move first joins the arm to the
+        move's start if a guarded stop left it a little off."""
+        q = self._q()
+        traj = step.trajectory
+        gap = np.max(np.abs(traj.start - q))
+        if gap > 1e-3:
+            if gap > 0.05:
+                raise TurnError(f"{step.label}: the arm is {np.degrees(gap):.1f} deg from where the "
+                                f"move starts")
+            cell = self.planner.cell.arm
+            join = time_path(np.array([q, traj.start]), cell.speed_max, cell.accel_max, 0.2)
+            self.arm.follow(join.times, join.positions)
+        guard = None
+        if step.guard is not None:
+            guard = (step.guard.direction, step.guard.threshold_n)
+        return self.arm.follow(traj.times, traj.positions, guard=guard)
+
+
+def placement_shift(obs: TowerObservation, target: tuple[int, int], width: float) -> float:
+    """How far across the layer (m, toward slot 2) to lay the new block from its slot's centre so
+    that it clears the blocks already in the layer where the cameras see them: blocks are not
+    all the same width and a placed block rarely lands dead on its slot."""
+    layer, slot = target
+    k = 1 if layer_axis(layer) == "x" else 0        # the tower-frame coordinate across the layer
+    nominal = (slot - 1) * width
+    low, high = -np.inf, np.inf
+    for other in SLOTS:
+        seen = obs.block_at(layer, other)
+        if other == slot or seen is None:
+            continue
+        centre = seen.position_mm[k] / 1000
+        if other < slot:
+            low = max(low, centre + width + PLACE_CLEARANCE)
+        else:
+            high = min(high, centre - width - PLACE_CLEARANCE)
+    want = (low + high) / 2 if low > high else min(max(nominal, low), high)
+    return float(want - nominal)
+
+
+def _outcome_problem(before, after: TowerObservation, source, target) -> str | None:
+    """What the cameras see after the turn that the move planned does not explain, if anything:
+    the plan being legal is not enough, the tower must show it."""
+    if after.occupancy.get(source, False):
+        return f"layer {source[0]} slot {source[1]} still looks full after the block was taken"
+    if not after.occupancy.get(target, False):
+        return f"the placed block is not seen at layer {target[0]} slot {target[1]}"
+    expected = {(layer + 1, s): full for layer, row in enumerate(before.layers)
+                for s, full in enumerate(row)}
+    expected[source], expected[target] = False, True
+    changed = sorted(k for k, full in after.occupancy.items() if full != expected.get(k, False))
+    if changed:
+        return "other slots changed during the turn: " + ", ".join(f"{l}.{s}" for l, s in changed)
+    if after.out_of_place:
+        return f"blocks out of place after the turn: {after.out_of_place}"
+    return None
+
+
+class _Phases:
+    """Times each phase of the turn in device time."""
+
+    def __init__(self, arm, report: TurnReport):
+        self.arm, self.report = arm, report
+
+    def __call__(self, name: str):
+        phases = self
+
+        class _Timer:
+            def __enter__(self):
+                self.start = phases.arm.device_time()
+
+            def __exit__(self, *exc):
+                spent = phases.arm.device_time() - self.start
+                phases.report.phases_s[name] = phases.report.phases_s.get(name, 0.0) + spent
+        return _Timer()
+

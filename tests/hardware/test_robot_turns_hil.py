@@ -1,0 +1,83 @@
+"""Hardware in the loop: the robot plays three turns on the simulated cell (`sim serve` in its own
+process, reached through the serial pty and the camera streams only), and the simulator's ground
+truth (its `/truth.json`, read by this test and never by the controller) checks every turn: exactly
+one block moved, from a legal source to the legal place on top; the tower stands; and every
+block that was tested and not taken is back within 1 mm of where it was."""
+
+import json
+import urllib.request
+
+import numpy as np
+import pytest
+
+from controller.cell_link import CellLink, SimulatedCell
+from controller.commands.play_cmd import SIM_STALL_S
+from controller.solo import play_solo
+from planning.rules import check_move
+from planning.tower import TowerState, layer_axis
+
+# Issue 7 is open: on this seed the robot's turns do not yet come out right every time. Seen so far:
+# a pull from a low layer drags the tower above toward a side left weak by an earlier turn, and a
+# straight retreat that cannot be planned mid-turn. The test runs and reports; it does not gate.
+pytestmark = [pytest.mark.hil,
+              pytest.mark.xfail(reason="issue 7 open: robot turns are not yet reliable on this seed",
+                                strict=False)]
+
+SEED = 3
+TURNS = 3
+RESTORED_M = 0.001
+
+
+def _truth(sim: SimulatedCell) -> dict:
+    with urllib.request.urlopen(sim.truth_url, timeout=10) as reply:
+        return json.loads(reply.read())
+
+
+def _slots(truth: dict) -> dict[int, tuple[int, int] | None]:
+    return {int(b): (tuple(v["slot"]) if v["slot"] else None) for b, v in truth["blocks"].items()}
+
+
+@pytest.fixture(scope="module")
+def match(default_cell):
+    with SimulatedCell(SEED) as sim:
+        truths = [_truth(sim)]
+        with CellLink(default_cell, sim.serial, sim.camera_urls, stall_s=SIM_STALL_S) as link:
+            result = play_solo(link, TURNS, on_turn=lambda report: truths.append(_truth(sim)))
+        yield result, truths
+
+
+def test_every_turn_is_legal_and_the_tower_stands(match):
+    result, truths = match
+    assert result.error is None, result.error
+    assert len(result.turns) == TURNS and result.all_legal and not result.fell
+    assert truths[-1]["fallen"] == []
+    assert result.stories == TowerState(tuple(tuple(bool(v) for v in row)
+                                              for row in truths[-1]["layers"])).stories()
+
+
+def test_each_turn_moved_one_block_legally_by_the_truth(match):
+    result, truths = match
+    for n, report in enumerate(result.turns):
+        before, after = _slots(truths[n]), _slots(truths[n + 1])
+        moved = {b for b in before if before[b] != after[b]}
+        assert len(moved) == 1, f"turn {n + 1}: blocks {sorted(moved)} left their places"
+        block = moved.pop()
+        assert before[block] == report.source and after[block] == report.target
+        state = TowerState(tuple(tuple(bool(v) for v in row) for row in truths[n]["layers"]), n)
+        assert check_move(state, report.source, report.target, layer_axis(report.target[0])) == []
+
+
+def test_tested_blocks_not_taken_are_back_within_a_millimetre(match):
+    result, truths = match
+    tested = 0
+    for n, report in enumerate(result.turns):
+        before, after = truths[n]["blocks"], truths[n + 1]["blocks"]
+        for probe in report.probes:
+            if (probe.layer, probe.slot) == report.source:
+                continue
+            block = next(b for b, v in before.items() if v["slot"] == [probe.layer, probe.slot])
+            shift = np.linalg.norm(np.subtract(after[block]["position"], before[block]["position"]))
+            assert shift <= RESTORED_M, (f"turn {n + 1}: block {block} at layer {probe.layer} slot "
+                                         f"{probe.slot} was left {shift * 1000:.2f} mm from its place")
+            tested += 1
+    assert tested >= 1, "no block was tested and left: the seed no longer exercises restoring"
