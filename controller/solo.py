@@ -41,6 +41,9 @@ def play_solo(link: CellLink, turns: int, options: RuleOptions = RuleOptions(),
         except (TurnError, PlanError, PerceptionError, ArmError) as exc:
             result.error = f"turn {number}: {exc}"
             result.fell = "fallen" in str(exc)
+            partial = getattr(exc, "report", None)
+            if partial is not None:
+                result.turns.append(partial)      # what the turn did before it stopped
             break
         result.turns.append(report)
         if on_turn:

@@ -61,6 +61,7 @@ class TurnReport:
     fell: bool = False
     stories: str = ""
     released_at: float | None = None      # device time the placed block was let go
+    pull_trace: list[tuple[float, float]] = field(default_factory=list)   # the last pull's drag, N
     error: str | None = None
 
     @property
@@ -82,7 +83,16 @@ class RobotTurn:
     # --- the turn -----------------------------------------------------------------------------
 
     def play(self, number: int, blocks_moved: int = 0) -> TurnReport:
+        """Play one turn. An error that ends it carries what was done so far as `.report`."""
         report = TurnReport(number)
+        try:
+            return self._play(report, blocks_moved)
+        except Exception as exc:
+            report.error = str(exc)
+            exc.report = report
+            raise
+
+    def _play(self, report: TurnReport, blocks_moved: int) -> TurnReport:
         clock = _Phases(self.arm, report)
         with clock("perceive"):
             obs = self._observe()
@@ -91,46 +101,18 @@ class RobotTurn:
         belief = LoosenessBelief.prior(state, {(b.layer, b.slot): b.position_mm[2] / 1000 for b in obs.blocks})
         offsets = {(b.layer, b.slot): b.protrusion_mm / 1000 for b in obs.blocks}
         layers = state.top_layer + 1
-        chosen = None
         tried: set = set()
         self.limits = {}
-        with clock("probe"):
-            while chosen is None:
-                candidates = rank(state, belief, self.dims, self.options, exclude=tried, offsets=offsets)
-                if not candidates:
-                    best = best_probed(belief)
-                    if best is None:
-                        raise TurnError("no stable, reachable block would come out")
-                    chosen = self._re_engage(best, obs, layers, belief)
-                    continue
-                self.limits.update({c.source: c.push_limit_n for c in candidates})
-                candidate = candidates[0].source
-                tried.add(candidate)
-                try:
-                    outcome, record, plan = self._probe(candidate, obs, layers, state.top_layer)
-                except PlanError:
-                    continue
-                record.p_loose = belief.update(outcome)
-                report.probes.append(record)
-                decision = after_probe(belief, outcome, len(report.probes))
-                if decision.action == "take":
-                    if self._push_through(candidate, plan, obs, layers, belief):
-                        chosen = candidate
-                    continue
-                self._retreat(plan, outcome.travel_m, layers)
-                if outcome.travel_m > RESTORE_M and decision.source != candidate:
-                    # a tested block goes back before another is touched
-                    self._restore(candidate, obs, outcome.travel_m, layers)
-                if decision.action == "take_best":
-                    chosen = self._re_engage(decision.source, obs, layers, belief)
+        while True:
+            with clock("probe"):
+                chosen = self._choose(state, belief, obs, offsets, layers, tried, report)
+            with clock("pull"):
+                pull = self._pull_out(chosen, obs, layers, belief, report)
+            if pull is not None:
+                break
         report.source = chosen
         observed = obs.block_at(*chosen)
         report.block = observed.block if observed else None
-        with clock("pull"):
-            pull = self.planner.pull(self._q(), *chosen, self._front_protrusion(chosen, obs) + PUSH_THROUGH,
-                                     tower_layers=layers)
-            self._run(pull)
-            self._check_held()
         after = state.without(*chosen)
         target = placement_slot(after, self.dims)
         report.target = target
@@ -155,6 +137,77 @@ class RobotTurn:
                     report.legal, report.error = False, problem
         return report
 
+    # --- choosing -----------------------------------------------------------------------------
+
+    def _choose(self, state, belief: LoosenessBelief, obs, offsets, layers: int, tried: set,
+                report: TurnReport) -> tuple[int, int]:
+        """Probe candidates until one is pushed through; returns it."""
+        chosen = None
+        while chosen is None:
+            candidates = rank(state, belief, self.dims, self.options, exclude=tried, offsets=offsets)
+            if not candidates:
+                best = best_probed(belief)
+                if best is None:
+                    raise TurnError("no stable, reachable block would come out")
+                chosen = self._re_engage(best, obs, layers, belief)
+                continue
+            self.limits.update({c.source: c.push_limit_n for c in candidates})
+            candidate = candidates[0].source
+            tried.add(candidate)
+            try:
+                outcome, record, plan = self._probe(candidate, obs, layers, state.top_layer)
+            except PlanError:
+                continue
+            record.p_loose = belief.update(outcome)
+            report.probes.append(record)
+            decision = after_probe(belief, outcome, len(report.probes))
+            if decision.action == "take":
+                if self._push_through(candidate, plan, obs, layers, belief):
+                    chosen = candidate
+                continue
+            self._retreat(plan, layers)
+            if outcome.travel_m > RESTORE_M and decision.source != candidate:
+                # a tested block goes back before another is touched
+                self._restore(candidate, obs, outcome.travel_m, layers)
+            if decision.action == "take_best":
+                chosen = self._re_engage(decision.source, obs, layers, belief)
+        return chosen
+
+    def _pull_out(self, source, obs, layers: int, belief: LoosenessBelief,
+                  report: TurnReport) -> MotionPlan | None:
+        """Grasp the pushed-out block and draw it out, guarded: a block that drags the tower with
+        it (it still carries load) is let go, pushed back home and ruled out (None)."""
+        front = self._front_protrusion(source, obs) + PUSH_THROUGH
+        pull = self.planner.pull(self._q(), *source, front, tower_layers=layers)
+        into = -self.planner.tower.front_end(source[0]) * self.planner.tower.axis(source[0])
+        for step in pull.steps:
+            if isinstance(step, GripStep):
+                self.arm.gripper(step.width_m, max(step.force_n, 1.0))
+                continue
+            if step.label != "pull":
+                self._follow(step)
+                continue
+            self._dwell_and_tare()
+            # the block resisting the pull pushes the gripper back toward the tower
+            rotation = self.planner.arm.fk(step.trajectory.start, pull.frame).R
+            guard = ForceGuard(tuple(float(v) for v in rotation.T @ into), self._jam_n(source))
+            start = self.planner.arm.fk(self._q(), pull.frame).t
+            self.link.forces.start()
+            result = self._follow(MoveStep(step.label, step.trajectory, guard))
+            axis = np.asarray(guard.direction)
+            report.pull_trace = [(t, float(w[:3] @ axis)) for t, w in self.link.forces.stop()]
+            if result.outcome != "guard":
+                break
+            drawn = float((start - self.planner.arm.fk(self._q(), pull.frame).t) @ into)
+            self.arm.gripper(self.planner.cell.tool.stroke, 1.0)
+            self._run(self.planner.straight(self._q(), pull.frame, -into * (STANDOFF + 0.01),
+                                            tower_layers=layers, label="let_go"))
+            belief.jammed(source)
+            self._restore(source, obs, PUSH_THROUGH + max(drawn, 0.0), layers)
+            return None
+        self._check_held()
+        return pull
+
     # --- probing ------------------------------------------------------------------------------
 
     def _probe(self, source, obs: TowerObservation, layers: int, top: int):
@@ -164,7 +217,7 @@ class RobotTurn:
         threshold = min(probe_threshold_n(layer, top), self.limits.get(source, np.inf))
         plan = self.planner.push(self._q(), layer, slot, PROBE_DEPTH, tower_layers=layers, end=end,
                                  protrusion=protrusion, speed=PROBE_SPEED, guard_n=threshold,
-                                 retreat=False)
+                                 retreat=False, through=PUSH_THROUGH)
         self._run_steps(plan, ("transit", "approach"))
         self._dwell_and_tare()
         push = plan.step("push")
@@ -200,9 +253,7 @@ class RobotTurn:
         result = self._follow(MoveStep(step.label, step.trajectory, jam))
         force_n = self._force_along(jam.direction) if result.outcome == "guard" else 0.0
         tip_in = self._block_travel(probe_plan.frame, layer, slot, end, protrusion, 0.0)
-        back = tip_in + STANDOFF
-        self._run(self.planner.straight(self._q(), probe_plan.frame, -direction * back,
-                                        tower_layers=layers, exempt=("probe",), label="back_out"))
+        self._retreat(probe_plan, layers, "back_out")
         if result.outcome != "guard":
             return True
         belief.jammed(source)
@@ -221,10 +272,14 @@ class RobotTurn:
         past_face = float((tip - face) @ direction) + self.planner.cell.tool.fingertip_radius
         return max(0.0, past_face - max(force_n, 0.0) / self.stiffness)
 
-    def _retreat(self, probe_plan: MotionPlan, travel: float, layers: int) -> None:
-        layer_dir = self._push_direction(probe_plan)
-        self._run(self.planner.straight(self._q(), probe_plan.frame, -layer_dir * (STANDOFF + PROBE_DEPTH),
-                                        tower_layers=layers, exempt=("probe",), label="retreat"))
+    def _retreat(self, push_plan: MotionPlan, layers: int, label: str = "retreat") -> None:
+        """Straight back out along a push, from wherever it stopped to where its approach began."""
+        direction = self._push_direction(push_plan)
+        here = self.planner.arm.fk(self._q(), push_plan.frame).t
+        began = self.planner.arm.fk(push_plan.step("approach").trajectory.start, push_plan.frame).t
+        back = max(float((here - began) @ direction), 0.0)
+        self._run(self.planner.straight(self._q(), push_plan.frame, -direction * back,
+                                        tower_layers=layers, exempt=("probe",), label=label))
 
     def _restore(self, source, obs, travel: float, layers: int) -> None:
         """Push a tested block back from the front by as far as the test moved it."""
@@ -233,8 +288,11 @@ class RobotTurn:
         now = self._end_protrusion(source, obs, front) + travel
         plan = self.planner.push(self._q(), layer, slot, -self._end_protrusion(source, obs, front),
                                  tower_layers=layers, end=front, protrusion=now, speed=PUSH_SPEED,
-                                 guard_n=self._jam_n(source))
-        self._run(plan)
+                                 guard_n=self._jam_n(source), retreat=False)
+        self._run_steps(plan, ("transit", "approach"))
+        self._dwell_and_tare()
+        self._follow(plan.step("push"))
+        self._retreat(plan, layers, "restore_retreat")
 
     def _re_engage(self, source, obs, layers: int, belief: LoosenessBelief):
         """Take a block probed earlier: push it through from the back in one go. Returns the
@@ -243,7 +301,7 @@ class RobotTurn:
         end = -self.planner.tower.front_end(layer)
         plan = self.planner.push(self._q(), layer, slot, PROBE_DEPTH, tower_layers=layers, end=end,
                                  protrusion=self._end_protrusion(source, obs, end), speed=PROBE_SPEED,
-                                 guard_n=self._jam_n(source), retreat=False)
+                                 guard_n=self._jam_n(source), retreat=False, through=PUSH_THROUGH)
         self._run_steps(plan, ("transit", "approach"))
         self._dwell_and_tare()
         self._follow(plan.step("push"))

@@ -9,6 +9,7 @@ the client has already told the arm to stop.
 
 from __future__ import annotations
 
+import sys
 import threading
 import time
 from dataclasses import dataclass
@@ -26,6 +27,7 @@ from firmware_bridge.messages import (MAX_POINTS_PER_FRAME, PROTOCOL_VERSION, Ac
                                       Status, Stop, Tare, Telemetry, TrajLoad, TrajRun)
 
 HEARTBEAT_S = 0.05
+SWITCH_INTERVAL_S = 0.0005
 ACK_TIMEOUT_S = 0.08
 # Telemetry comes every 4 ms: 80 ms of silence is a stalled link (detected within the 100 ms the
 # design allows, with the reader's 10 ms polling).
@@ -142,6 +144,11 @@ class ArmClient:
                                 reply.gripper_stroke_m, reply.force_range_n, tuple(reply.joints))
         self._link.set_stall_limit(self._stall_s)  # handshake done: hold the link to the tight limit
         self.wait_for(lambda t: True, timeout_s=1.0)
+        # The reader and heartbeat threads must get the interpreter within a few milliseconds
+        # while the main thread computes (perception, planning): at Python's default 5 ms switch
+        # interval the reader falls behind 250 Hz telemetry, the heartbeat waits behind the
+        # backlog for its answer, and the device's 200 ms watchdog stops the arm.
+        sys.setswitchinterval(min(sys.getswitchinterval(), SWITCH_INTERVAL_S))
         self._stop_heartbeat.clear()
         self._heartbeat = threading.Thread(target=self._heartbeat_loop, name="arm-heartbeat",
                                            daemon=True)

@@ -6,6 +6,7 @@ Policy for one turn:
   at least MIN_MARGIN_MM are candidates, and (when the blocks' mass is known) only those that can
   be pushed with at least MIN_PUSH_N while staying within PUSH_SAFETY of the force that would tip
   the tower (`push_limit_n`);
+- blocks of the bottom layer are left alone (LOWEST_LAYER);
 - the candidate most likely loose goes first (ties: the larger margin);
 - a probe that shows a block confidently loose ends the search: that block is pushed through;
 - a probed block that moved more than the rules' tolerance is put back before another is touched;
@@ -29,6 +30,10 @@ MIN_MARGIN_MM = 3.0
 # pushed block; a candidate whose safe force is below MIN_PUSH_N cannot be tested (loose blocks of
 # the simulated sets slide at 0.05-0.2 N).
 PUSH_SAFETY = 0.5
+# The robot leaves the bottom layer alone: gripping a block that lies on the table brings the
+# fingers down to the table (the simulated cell shows contact spikes past the wrist sensor's
+# range), and a bottom block taken narrows the base under every later push.
+LOWEST_LAYER = 2
 MIN_PUSH_N = 0.2
 MAX_PROBES = 6
 # A probed block displaced by more than this must be put back (RULES.md: 1 mm by default).
@@ -58,7 +63,7 @@ def rank(tower: TowerState, belief: LoosenessBelief, dims: BlockDims,
     target = placement_slot(tower, dims)
     out = []
     for source in legal_sources(tower, options):
-        if source in exclude:
+        if source in exclude or source[0] < LOWEST_LAYER:
             continue
         margin = removal_margin(tower, dims, source, target, offsets)
         if margin < MIN_MARGIN_MM:

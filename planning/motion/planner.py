@@ -101,11 +101,14 @@ class MotionPlanner:
 
     def push(self, q_start: np.ndarray, layer: int, slot: int, depth: float, *, tower_layers: int,
              end: int | None = None, protrusion: float = 0.0, speed: float = 0.002,
-             guard_n: float | None = None, retreat: bool = True, shift: float = 0.0) -> MotionPlan:
+             guard_n: float | None = None, retreat: bool = True, shift: float = 0.0,
+             through: float = 0.0) -> MotionPlan:
         """Push the block at (layer, slot) from its `end` face (default: the back end, away from
         the arm) until that face is `depth` inside the tower's face plane. `protrusion` is how far
         the face sticks out now (measured), `shift` how far the block lies across the layer from
-        its slot's centre. The guarded leg runs at `speed`."""
+        its slot's centre. The guarded leg runs at `speed`. `through`: the tool must be able to
+        go on that much further in a straight line (a probe whose block may then be pushed
+        through picks a tool pose that allows it)."""
         end = -self.tower.front_end(layer) if end is None else end
         axis = self.tower.axis(layer)
         direction = -end * axis  # into the tower
@@ -126,6 +129,9 @@ class MotionPlanner:
             try:
                 approach = self._line(rotation, start, touch, tip, q, APPROACH_SPEED, work)
                 pushing = self._line(rotation, touch, finish, tip, approach.end, speed, work)
+                if through > 0:
+                    self._line(rotation, finish, finish + direction * through, tip, pushing.end,
+                               speed, work)
                 steps = [MoveStep("transit", self._transit(q_start, approach.start, tower_layers)),
                          MoveStep("approach", approach),
                          MoveStep("push", pushing, self._guard(guard_n, (-sign, 0.0, 0.0)))]

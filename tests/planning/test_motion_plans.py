@@ -124,6 +124,30 @@ def test_place_sets_the_block_down_overhanging_then_pushes_it_home(planner):
     assert push.trajectory.duration > 0
 
 
+def test_a_probe_that_must_allow_a_push_through_checks_the_whole_line(planner):
+    probe = planner.push(planner.arm.home, 7, 1, 0.005, tower_layers=TALL, guard_n=0.5,
+                         retreat=False, through=0.03)
+    push = probe.step("push").trajectory
+    # from where the probe ends, the straight push on is plannable
+    direction = planner.arm.fk(push.end, probe.frame).t - planner.arm.fk(push.start, probe.frame).t
+    direction /= np.linalg.norm(direction)
+    on = planner.straight(push.end, probe.frame, direction * 0.03, tower_layers=TALL,
+                          exempt=("probe",))
+    assert on.moves[0].trajectory.duration > 0
+    # a push on far past the tower's other side is not
+    with pytest.raises(PlanError):
+        planner.push(planner.arm.home, 7, 1, 0.005, tower_layers=TALL, guard_n=0.5, retreat=False,
+                     through=1.0)
+
+
+def test_a_place_beside_a_neighbour_shifts_across_the_layer(planner):
+    pull = planner.pull(planner.arm.home, 5, 0, 0.035, tower_layers=TALL)
+    nominal = planner.place(pull.q_end, 19, 0, pull.held)
+    shifted = planner.place(pull.q_end, 19, 0, pull.held, shift=-0.003)
+    at = [planner.arm.fk(p.step("settle").trajectory.end, "grasp").t for p in (nominal, shifted)]
+    assert (at[1] - at[0]) @ planner.tower.across(19) == pytest.approx(-0.003, abs=1e-4)
+
+
 def test_unreachable_targets_raise_before_anything_moves(planner, default_cell):
     with pytest.raises(PlanError, match="layer 90"):
         planner.push(planner.arm.home, 90, 1, 0.035, tower_layers=91)
