@@ -103,13 +103,10 @@ class RobotTurn:
         layers = state.top_layer + 1
         tried: set = set()
         self.limits = {}
-        while True:
-            with clock("probe"):
-                chosen = self._choose(state, belief, obs, offsets, layers, tried, report)
-            with clock("pull"):
-                pull = self._pull_out(chosen, obs, layers, belief, report)
-            if pull is not None:
-                break
+        with clock("probe"):
+            chosen = self._choose(state, belief, obs, offsets, layers, tried, report)
+        with clock("pull"):
+            pull = self._pull_out(chosen, obs, layers, report)
         report.source = chosen
         observed = obs.block_at(*chosen)
         report.block = observed.block if observed else None
@@ -173,10 +170,11 @@ class RobotTurn:
                 chosen = self._re_engage(decision.source, obs, layers, belief)
         return chosen
 
-    def _pull_out(self, source, obs, layers: int, belief: LoosenessBelief,
-                  report: TurnReport) -> MotionPlan | None:
-        """Grasp the pushed-out block and draw it out, guarded: a block that drags the tower with
-        it (it still carries load) is let go, pushed back home and ruled out (None)."""
+    def _pull_out(self, source, obs, layers: int, report: TurnReport) -> MotionPlan:
+        """Grasp the pushed-out block and draw it out, recording the drag along the pull. (A
+        guarded pull that lets go of a block dragging the tower was tried: at the jam limit it
+        tripped on loose blocks at the start of the pull, and each let-go and restore disturbed
+        the tower more than the pulls it saved. The trace is kept to tune it.)"""
         front = self._front_protrusion(source, obs) + PUSH_THROUGH
         pull = self.planner.pull(self._q(), *source, front, tower_layers=layers)
         into = -self.planner.tower.front_end(source[0]) * self.planner.tower.axis(source[0])
@@ -190,21 +188,10 @@ class RobotTurn:
             self._dwell_and_tare()
             # the block resisting the pull pushes the gripper back toward the tower
             rotation = self.planner.arm.fk(step.trajectory.start, pull.frame).R
-            guard = ForceGuard(tuple(float(v) for v in rotation.T @ into), self._jam_n(source))
-            start = self.planner.arm.fk(self._q(), pull.frame).t
+            axis = rotation.T @ into
             self.link.forces.start()
-            result = self._follow(MoveStep(step.label, step.trajectory, guard))
-            axis = np.asarray(guard.direction)
+            self._follow(step)
             report.pull_trace = [(t, float(w[:3] @ axis)) for t, w in self.link.forces.stop()]
-            if result.outcome != "guard":
-                break
-            drawn = float((start - self.planner.arm.fk(self._q(), pull.frame).t) @ into)
-            self.arm.gripper(self.planner.cell.tool.stroke, 1.0)
-            self._run(self.planner.straight(self._q(), pull.frame, -into * (STANDOFF + 0.01),
-                                            tower_layers=layers, label="let_go"))
-            belief.jammed(source)
-            self._restore(source, obs, PUSH_THROUGH + max(drawn, 0.0), layers)
-            return None
         self._check_held()
         return pull
 
