@@ -116,7 +116,7 @@ class RobotTurn:
         with clock("place"):
             place = self.planner.place(self._q(), *target, pull.held,
                                        shift=placement_shift(obs, target, self.dims.width))
-            report.released_at = self._run_place(place)
+            report.released_at = self._run_place(place, target[0])
         report.legal = check_move(state, chosen, target, layer_axis(target[0]), self.options) == []
         with clock("clear"):
             self._transit(self.planner.arm.home, layers + 1)
@@ -259,11 +259,14 @@ class RobotTurn:
         past_face = float((tip - face) @ direction) + self.planner.cell.tool.fingertip_radius
         return max(0.0, past_face - max(force_n, 0.0) / self.stiffness)
 
-    def _retreat(self, push_plan: MotionPlan, layers: int, label: str = "retreat") -> None:
-        """Straight back out along a push, from wherever it stopped to where its approach began."""
-        direction = self._push_direction(push_plan)
+    def _retreat(self, push_plan: MotionPlan, layers: int, label: str = "retreat",
+                 prefix: str = "") -> None:
+        """Straight back out along a push, from wherever it stopped to where its approach began
+        (`prefix`: the push's steps are named so inside a bigger plan, as `align_`)."""
+        direction = self._push_direction(push_plan, prefix)
         here = self.planner.arm.fk(self._q(), push_plan.frame).t
-        began = self.planner.arm.fk(push_plan.step("approach").trajectory.start, push_plan.frame).t
+        began = self.planner.arm.fk(push_plan.step(prefix + "approach").trajectory.start,
+                                    push_plan.frame).t
         back = max(float((here - began) @ direction), 0.0)
         self._run(self.planner.straight(self._q(), push_plan.frame, -direction * back,
                                         tower_layers=layers, exempt=("probe",), label=label))
@@ -296,16 +299,22 @@ class RobotTurn:
 
     # --- placing and watching -----------------------------------------------------------------
 
-    def _run_place(self, plan: MotionPlan) -> float:
-        """Run a place plan; returns the device time the block was released."""
+    def _run_place(self, plan: MotionPlan, layer: int) -> float:
+        """Run a place plan into `layer`; returns the device time the block was released."""
         released = None
+        stopped_early = False
         for step in plan.steps:
             if isinstance(step, GripStep):
                 self.arm.gripper(step.width_m, max(step.force_n, 1.0))
                 if step.label == "release":
                     released = self.arm.device_time()
                 continue
-            self._follow(step)
+            if step.label == "align_retreat" and stopped_early:
+                # the align push met the block sooner than planned: back out from where it stopped
+                self._retreat(plan, layer, "align_retreat", "align_")
+                continue
+            result = self._follow(step)
+            stopped_early = step.label == "align_push" and result.outcome == "guard"
         return released if released is not None else self.arm.device_time()
 
     def _watch_settle(self, released_at: float) -> TowerObservation | None:
@@ -344,8 +353,8 @@ class RobotTurn:
     def _front_protrusion(self, source, obs) -> float:
         return self._end_protrusion(source, obs, self.planner.tower.front_end(source[0]))
 
-    def _push_direction(self, plan: MotionPlan) -> np.ndarray:
-        push = plan.step("push").trajectory
+    def _push_direction(self, plan: MotionPlan, prefix: str = "") -> np.ndarray:
+        push = plan.step(prefix + "push").trajectory
         a = self.planner.arm.fk(push.start, plan.frame).t
         b = self.planner.arm.fk(push.end, plan.frame).t
         return (b - a) / np.linalg.norm(b - a)

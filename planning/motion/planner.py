@@ -234,7 +234,7 @@ class MotionPlanner:
                                          protrusion=PLACE_OVERHANG, speed=0.01,
                                          guard_n=PLACE_GUARD_N * 2, shift=shift)
                         plan = MotionPlan("place", plan.steps + tuple(
-                            _relabel(s, "align_") for s in home.steps))
+                            _relabel(s, "align_") for s in home.steps), frame=home.frame)
                     return plan
                 except PlanError as exc:
                     errors.append(str(exc))
