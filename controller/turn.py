@@ -27,7 +27,6 @@ PROBE_SPEED = 0.002          # m/s
 PUSH_THROUGH = 0.035         # the chosen block is pushed until it sticks out this far at the front
 PUSH_SPEED = 0.008
 JAM_N = 3.0                  # a block that needs more than this to push through is jammed
-SETTLE_WINDOW_S = 10.0
 WATCH_EVERY_S = 1.0
 PLACE_CLEARANCE = 0.002     # side gap left to a neighbour in the layer
 DWELL_S = 0.3                # stand still before taring, so the reading is the tool's weight only
@@ -101,10 +100,9 @@ class RobotTurn:
         belief = LoosenessBelief.prior(state, {(b.layer, b.slot): b.position_mm[2] / 1000 for b in obs.blocks})
         offsets = {(b.layer, b.slot): b.protrusion_mm / 1000 for b in obs.blocks}
         layers = state.top_layer + 1
-        tried: set = set()
         self.limits = {}
         with clock("probe"):
-            chosen = self._choose(state, belief, obs, offsets, layers, tried, report)
+            chosen = self._choose(state, belief, obs, offsets, layers, report)
         with clock("pull"):
             pull = self._pull_out(chosen, obs, layers, report)
         report.source = chosen
@@ -136,10 +134,11 @@ class RobotTurn:
 
     # --- choosing -----------------------------------------------------------------------------
 
-    def _choose(self, state, belief: LoosenessBelief, obs, offsets, layers: int, tried: set,
+    def _choose(self, state, belief: LoosenessBelief, obs, offsets, layers: int,
                 report: TurnReport) -> tuple[int, int]:
         """Probe candidates until one is pushed through; returns it."""
         chosen = None
+        tried: set = set()
         while chosen is None:
             candidates = rank(state, belief, self.dims, self.options, exclude=tried, offsets=offsets)
             if not candidates:
@@ -188,10 +187,7 @@ class RobotTurn:
             self._dwell_and_tare()
             # the block resisting the pull pushes the gripper back toward the tower
             rotation = self.planner.arm.fk(step.trajectory.start, pull.frame).R
-            axis = rotation.T @ into
-            self.link.forces.start()
-            self._follow(step)
-            report.pull_trace = [(t, float(w[:3] @ axis)) for t, w in self.link.forces.stop()]
+            _, report.pull_trace = self._follow_recording(step, rotation.T @ into)
         self._check_held()
         return pull
 
@@ -208,11 +204,7 @@ class RobotTurn:
         self._run_steps(plan, ("transit", "approach"))
         self._dwell_and_tare()
         push = plan.step("push")
-        self.link.forces.start()
-        result = self._follow(push)
-        samples = self.link.forces.stop()
-        axis = np.asarray(push.guard.direction)
-        trace = [(t, float(w[:3] @ axis)) for t, w in samples]
+        result, trace = self._follow_recording(push, push.guard.direction)
         peak = max((f for _, f in trace), default=0.0)
         end_force = trace[-1][1] if trace else 0.0
         travel = self._block_travel(plan.frame, layer, slot, end, protrusion, end_force)
@@ -238,16 +230,27 @@ class RobotTurn:
         step = push.moves[0]
         jam = ForceGuard(probe_plan.step("push").guard.direction, self._jam_n(source))
         result = self._follow(MoveStep(step.label, step.trajectory, jam))
-        force_n = self._force_along(jam.direction) if result.outcome == "guard" else 0.0
-        tip_in = self._block_travel(probe_plan.frame, layer, slot, end, protrusion, 0.0)
+        jammed = result.outcome == "guard"
+        force_n = self._force_along(jam.direction) if jammed else 0.0
+        moved = self._block_travel(probe_plan.frame, layer, slot, end, protrusion, force_n)
         self._retreat(probe_plan, layers, "back_out")
-        if result.outcome != "guard":
+        if not jammed:
             return True
         belief.jammed(source)
-        moved = max(0.0, tip_in - max(force_n, 0.0) / self.stiffness)
         if moved > RESTORE_M:
             self._restore(source, obs, moved, layers)
         return False
+
+    def _follow_recording(self, step: MoveStep, axis) -> tuple[MotionResult, list[tuple[float, float]]]:
+        """Run a move and record the wrist force along `axis` (tool coordinates) while it runs:
+        (device time, N) for every telemetry frame."""
+        axis = np.asarray(axis, float)
+        self.link.forces.start()
+        try:
+            result = self._follow(step)
+        finally:
+            samples = self.link.forces.stop()
+        return result, [(t, float(w[:3] @ axis)) for t, w in samples]
 
     def _block_travel(self, frame: str, layer: int, slot: int, end: int, protrusion: float,
                       force_n: float) -> float:
@@ -275,10 +278,10 @@ class RobotTurn:
         """Push a tested block back from the front by as far as the test moved it."""
         layer, slot = source
         front = self.planner.tower.front_end(layer)
-        now = self._end_protrusion(source, obs, front) + travel
-        plan = self.planner.push(self._q(), layer, slot, -self._end_protrusion(source, obs, front),
-                                 tower_layers=layers, end=front, protrusion=now, speed=PUSH_SPEED,
-                                 guard_n=self._jam_n(source), retreat=False)
+        was = self._end_protrusion(source, obs, front)
+        plan = self.planner.push(self._q(), layer, slot, -was,
+                                 tower_layers=layers, end=front, protrusion=was + travel,
+                                 speed=PUSH_SPEED, guard_n=self._jam_n(source), retreat=False)
         self._run_steps(plan, ("transit", "approach"))
         self._dwell_and_tare()
         self._follow(plan.step("push"))
@@ -445,8 +448,7 @@ def _outcome_problem(before, after: TowerObservation, source, target) -> str | N
         return f"layer {source[0]} slot {source[1]} still looks full after the block was taken"
     if not after.occupancy.get(target, False):
         return f"the placed block is not seen at layer {target[0]} slot {target[1]}"
-    expected = {(layer + 1, s): full for layer, row in enumerate(before.layers)
-                for s, full in enumerate(row)}
+    expected = dict.fromkeys(before.blocks(), True)
     expected[source], expected[target] = False, True
     changed = sorted(k for k, full in after.occupancy.items() if full != expected.get(k, False))
     if changed:
