@@ -175,7 +175,8 @@ class RobotTurn:
         tripped on loose blocks at the start of the pull, and each let-go and restore disturbed
         the tower more than the pulls it saved. The trace is kept to tune it.)"""
         front = self._front_protrusion(source, obs) + PUSH_THROUGH
-        pull = self.planner.pull(self._q(), *source, front, tower_layers=layers)
+        pull = self.planner.pull(self._q(), *source, front, tower_layers=layers,
+                                 **self._seen_offset(source, obs))
         into = -self.planner.tower.front_end(source[0]) * self.planner.tower.axis(source[0])
         for step in pull.steps:
             if isinstance(step, GripStep):
@@ -200,7 +201,8 @@ class RobotTurn:
         threshold = min(probe_threshold_n(layer, top), self.limits.get(source, np.inf))
         plan = self.planner.push(self._q(), layer, slot, PROBE_DEPTH, tower_layers=layers, end=end,
                                  protrusion=protrusion, speed=PROBE_SPEED, guard_n=threshold,
-                                 retreat=False, through=PUSH_THROUGH)
+                                 retreat=False, through=PUSH_THROUGH,
+                                 **self._seen_offset(source, obs))
         self._run_steps(plan, ("transit", "approach"))
         self._dwell_and_tare()
         push = plan.step("push")
@@ -281,7 +283,8 @@ class RobotTurn:
         was = self._end_protrusion(source, obs, front)
         plan = self.planner.push(self._q(), layer, slot, -was,
                                  tower_layers=layers, end=front, protrusion=was + travel,
-                                 speed=PUSH_SPEED, guard_n=self._jam_n(source), retreat=False)
+                                 speed=PUSH_SPEED, guard_n=self._jam_n(source), retreat=False,
+                                 **self._seen_offset(source, obs))
         self._run_steps(plan, ("transit", "approach"))
         self._dwell_and_tare()
         self._follow(plan.step("push"))
@@ -294,7 +297,8 @@ class RobotTurn:
         end = -self.planner.tower.front_end(layer)
         plan = self.planner.push(self._q(), layer, slot, PROBE_DEPTH, tower_layers=layers, end=end,
                                  protrusion=self._end_protrusion(source, obs, end), speed=PROBE_SPEED,
-                                 guard_n=self._jam_n(source), retreat=False, through=PUSH_THROUGH)
+                                 guard_n=self._jam_n(source), retreat=False, through=PUSH_THROUGH,
+                                 **self._seen_offset(source, obs))
         self._run_steps(plan, ("transit", "approach"))
         self._dwell_and_tare()
         self._follow(plan.step("push"))
@@ -316,6 +320,9 @@ class RobotTurn:
                 # the align push met the block sooner than planned: back out from where it stopped
                 self._retreat(plan, layer, "align_retreat", "align_")
                 continue
+            if step.guard is not None:
+                # the tool turned since the last tare; its weight would read as a push
+                self._dwell_and_tare()
             result = self._follow(step)
             stopped_early = step.label == "align_push" and result.outcome == "guard"
         return released if released is not None else self.arm.device_time()
@@ -352,6 +359,16 @@ class RobotTurn:
         observed = obs.block_at(*source)
         along = observed.protrusion_mm / 1000 if observed else 0.0
         return end * along
+
+    def _seen_offset(self, source, obs: TowerObservation) -> dict[str, float]:
+        """Where the cameras saw the block from its slot's nominal centre, as the planner's
+        `shift` (across the layer) and `rise` (up): blocks differ in size and placed blocks land
+        off centre, and the rod has only a few millimetres to spare in a block's gap."""
+        observed = obs.block_at(*source)
+        if observed is None:
+            return {"shift": 0.0, "rise": 0.0}
+        shift, rise = self.planner.tower.seen_offset(*source, np.asarray(observed.position_mm) / 1000)
+        return {"shift": shift, "rise": rise}
 
     def _front_protrusion(self, source, obs) -> float:
         return self._end_protrusion(source, obs, self.planner.tower.front_end(source[0]))

@@ -78,12 +78,20 @@ class TowerGeometry:
         return 1 if float(self.axis(layer)[:2] @ to_base) > 0 else -1
 
     def end_face_centre(self, layer: int, slot: int, end: int, protrusion: float = 0.0,
-                        shift: float = 0.0) -> np.ndarray:
+                        shift: float = 0.0, rise: float = 0.0) -> np.ndarray:
         """World centre of a block's end face; `protrusion` moves the block along its axis toward
-        that end (a block pushed from the other end), `shift` across the layer toward slot 2."""
+        that end (a block pushed from the other end), `shift` across the layer toward slot 2,
+        `rise` up from the layer's nominal height."""
         pose = self.block_pose(layer, slot)
         return (pose.t + pose.R[:, 0] * end * (self.block_length / 2.0 + protrusion)
-                + self.across(layer) * shift)
+                + self.across(layer) * shift + np.array([0.0, 0.0, rise]))
+
+    def seen_offset(self, layer: int, slot: int, position: np.ndarray) -> tuple[float, float]:
+        """(shift, rise) of a block seen with its centre at tower-frame `position` (m) from where
+        its slot would put it: across the layer toward slot 2, and up."""
+        k = 1 if layer_axis(layer) == "x" else 0
+        return (float(position[k]) - (slot - 1) * self.block_width,
+                float(position[2]) - self.layer_z(layer))
 
     # --- keep-out -----------------------------------------------------------------------------
 

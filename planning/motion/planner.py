@@ -102,17 +102,18 @@ class MotionPlanner:
     def push(self, q_start: np.ndarray, layer: int, slot: int, depth: float, *, tower_layers: int,
              end: int | None = None, protrusion: float = 0.0, speed: float = 0.002,
              guard_n: float | None = None, retreat: bool = True, shift: float = 0.0,
-             through: float = 0.0) -> MotionPlan:
+             rise: float = 0.0, through: float = 0.0) -> MotionPlan:
         """Push the block at (layer, slot) from its `end` face (default: the back end, away from
         the arm) until that face is `depth` inside the tower's face plane. `protrusion` is how far
         the face sticks out now (measured), `shift` how far the block lies across the layer from
-        its slot's centre. The guarded leg runs at `speed`. `through`: the tool must be able to
+        its slot's centre and `rise` how far above its layer's nominal height. The guarded leg runs at
+        `speed`. `through`: the tool must be able to
         go on that much further in a straight line (a probe whose block may then be pushed
         through picks a tool pose that allows it)."""
         end = -self.tower.front_end(layer) if end is None else end
         axis = self.tower.axis(layer)
         direction = -end * axis  # into the tower
-        face = self.tower.end_face_centre(layer, slot, end, protrusion, shift)
+        face = self.tower.end_face_centre(layer, slot, end, protrusion, shift, rise)
         face[2] = max(face[2], self.cell.tool.fingertip_radius + PROBE_TABLE_CLEARANCE)
         start = face - direction * STANDOFF
         touch = face - direction * CONTACT_LEAD
@@ -146,13 +147,17 @@ class MotionPlanner:
     # --- pull ---------------------------------------------------------------------------------
 
     def pull(self, q_start: np.ndarray, layer: int, slot: int, protrusion: float, *,
-             tower_layers: int, end: int | None = None) -> MotionPlan:
+             tower_layers: int, end: int | None = None, shift: float = 0.0,
+             rise: float = 0.0) -> MotionPlan:
         """Grasp the block at (layer, slot) by its `end` (default: the front end), which sticks
-        `protrusion` out of the tower, and pull it straight out until it is clear of the tower."""
+        `protrusion` out of the tower, and pull it straight out until it is clear of the tower.
+        `shift` and `rise`: where the block lies from its slot's nominal centre (across, up); the
+        fingers must close centred on it, or the first pad to touch levers the block sideways
+        into its neighbour and the pull drags the neighbour out with it."""
         end = self.tower.front_end(layer) if end is None else end
         axis = self.tower.axis(layer)
         into = -end * axis
-        face = self.tower.end_face_centre(layer, slot, end, protrusion)
+        face = self.tower.end_face_centre(layer, slot, end, protrusion, shift, rise)
         reach = _Contact(tower_layers, CONTACT_MARGIN)
         errors = []
         what = f"cannot pull layer {layer} slot {slot} from its {'+' if end > 0 else '-'} end"

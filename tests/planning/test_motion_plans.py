@@ -6,6 +6,7 @@ import pytest
 from planning.cell import parse_cell
 from planning.motion.planner import (PLACE_OVERHANG, TRANSIT_MARGIN, MotionPlanner)
 from planning.motion.plans import GripStep, MoveStep, PlanError
+from planning.tower import layer_axis
 
 TALL = 19
 
@@ -178,3 +179,25 @@ def test_transit_between_two_work_poses_is_planned(planner):
     plan = planner.transit(a, b, tower_layers=TALL)
     assert np.allclose(plan.q_start, a) and np.allclose(plan.q_end, b)
     assert_within_limits(planner, plan)
+
+
+def test_a_pull_closes_on_the_block_where_it_was_seen(planner):
+    """A block seen off its slot's centre is grasped centred on where it is, not on the slot."""
+    nominal = planner.pull(planner.arm.home, 7, 2, 0.035, tower_layers=TALL)
+    seen = planner.pull(planner.arm.home, 7, 2, 0.035, tower_layers=TALL, shift=0.002, rise=-0.001)
+    at = [planner.arm.fk(p.step("approach").trajectory.end, "grasp").t for p in (nominal, seen)]
+    assert (at[1] - at[0]) @ planner.tower.across(7) == pytest.approx(0.002, abs=1e-4)
+    assert at[1][2] - at[0][2] == pytest.approx(-0.001, abs=1e-4)
+
+
+def test_seen_offset_is_measured_from_the_slot_centre(planner):
+    tower = planner.tower
+    for layer in (6, 7):
+        for slot in (0, 1, 2):
+            centre = (tower.pose.inv() * tower.block_pose(layer, slot).t).flatten()  # tower frame
+            assert tower.seen_offset(layer, slot, centre) == pytest.approx((0.0, 0.0), abs=1e-9)
+            across = 1 if layer_axis(layer) == "x" else 0
+            moved = np.array(centre, float)
+            moved[across] += 0.003
+            moved[2] -= 0.001
+            assert tower.seen_offset(layer, slot, moved) == pytest.approx((0.003, -0.001), abs=1e-9)
