@@ -6,7 +6,7 @@ Policy for one turn:
   at least MIN_MARGIN_MM are candidates, and (when the blocks' mass is known) only those that can
   be pushed with at least MIN_PUSH_N while staying within PUSH_SAFETY of the force that would tip
   the tower (`push_limit_n`);
-- blocks of the bottom layer are left alone (LOWEST_LAYER);
+- blocks of the two bottom layers are left alone (LOWEST_LAYER);
 - the candidate most likely loose goes first (ties: the larger margin);
 - a probe that shows a block confidently loose ends the search: that block is pushed through;
 - a probed block that moved more than the rules' tolerance is put back before another is touched;
@@ -30,10 +30,13 @@ MIN_MARGIN_MM = 3.0
 # pushed block; a candidate whose safe force is below MIN_PUSH_N cannot be tested (loose blocks of
 # the simulated sets slide at 0.05-0.2 N).
 PUSH_SAFETY = 0.5
-# The robot leaves the bottom layer alone: gripping a block that lies on the table brings the
+# The robot leaves the two bottom layers alone. Gripping a block that lies on the table brings the
 # fingers down to the table (the simulated cell shows contact spikes past the wrist sensor's
-# range), and a bottom block taken narrows the base under every later push.
-LOWEST_LAYER = 2
+# range), and a bottom block taken narrows the base under every later push. Layer 2 can only be
+# gripped with the approach pitched down past the table, and in the simulated cell those pulls
+# dragged the whole tower along (top layer 4-10 mm, the bottom layer 3 mm) and the block came out
+# askew in the grip, striking the top layer as it was set down.
+LOWEST_LAYER = 3
 MIN_PUSH_N = 0.2
 MAX_PROBES = 6
 # A probed block displaced by more than this must be put back (RULES.md: 1 mm by default).

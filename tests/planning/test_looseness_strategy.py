@@ -87,8 +87,8 @@ def test_a_block_that_jammed_is_never_the_best_bet_again():
     assert after_probe(belief, other, MAX_PROBES).action in ("next", "restore_then_next")
 
 
-def test_the_bottom_layer_is_never_a_candidate():
+def test_the_two_bottom_layers_are_never_candidates():
     belief = LoosenessBelief.prior(TowerState.fresh())
-    belief.p_loose[1, 1] = 0.99
+    belief.p_loose[1, 1] = belief.p_loose[2, 1] = 0.99
     sources = [c.source for c in rank(TowerState.fresh(), belief, DIMS)]
-    assert sources and all(layer >= 2 for layer, _ in sources)
+    assert sources and all(layer >= 3 for layer, _ in sources)
