@@ -140,7 +140,8 @@ class RobotTurn:
         chosen = None
         tried: set = set()
         while chosen is None:
-            candidates = rank(state, belief, self.dims, self.options, exclude=tried, offsets=offsets)
+            candidates = rank(state, belief, self.dims, self.options, exclude=tried, offsets=offsets,
+                              pulled_end=self.planner.tower.front_end)
             if not candidates:
                 best = best_probed(belief)
                 if best is None:

@@ -7,6 +7,9 @@ Policy for one turn:
   be pushed with at least MIN_PUSH_N while staying within PUSH_SAFETY of the force that would tip
   the tower (`push_limit_n`);
 - blocks of the two bottom layers are left alone (LOWEST_LAYER);
+- a candidate whose pulled end carries a block that bears no load from above (a loose block of the
+  layer above, or any block of the top layer) goes after those that do not: as the pulled block
+  slides out, the slightest lift drags such a rider along with it (see RIDER_P);
 - the candidate most likely loose goes first (ties: the larger margin);
 - a probe that shows a block confidently loose ends the search: that block is pushed through;
 - a probed block that moved more than the rules' tolerance is put back before another is touched;
@@ -16,6 +19,7 @@ Policy for one turn:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -38,6 +42,11 @@ PUSH_SAFETY = 0.5
 # askew in the grip, striking the top layer as it was set down.
 LOWEST_LAYER = 3
 MIN_PUSH_N = 0.2
+# A block of the layer above lying across the pulled end with at least this chance of being loose
+# is a rider: in the simulated cell an unloaded block lying there slid 10-50 mm off the tower with
+# the pulled block (a 0.05 mm rise of the gripper along the pull was enough to lift it off its
+# other two supports), however slowly or softly the pull was made.
+RIDER_P = 0.5
 MAX_PROBES = 6
 # A probed block displaced by more than this must be put back (RULES.md: 1 mm by default).
 RESTORE_M = 0.001
@@ -49,6 +58,7 @@ class Candidate:
     margin_mm: float
     p_loose: float
     push_limit_n: float = float("inf")     # the safe push force (PUSH_SAFETY of tipping)
+    rider: bool = False                      # an unloaded block lies across its pulled end
 
 
 def placement_slot(tower: TowerState, dims: BlockDims) -> tuple[int, int]:
@@ -60,8 +70,10 @@ def placement_slot(tower: TowerState, dims: BlockDims) -> tuple[int, int]:
 
 def rank(tower: TowerState, belief: LoosenessBelief, dims: BlockDims,
          options: RuleOptions = RuleOptions(), exclude: set | None = None,
-         offsets: dict | None = None) -> list[Candidate]:
-    """Stable legal candidates, most promising first."""
+         offsets: dict | None = None, pulled_end: Callable[[int], int] | None = None
+         ) -> list[Candidate]:
+    """Stable legal candidates, most promising first. `pulled_end(layer)`: the end (+1 or -1
+    along the layer's axis) its blocks are pulled out by; without it riders are not looked for."""
     exclude = exclude or set()
     target = placement_slot(tower, dims)
     out = []
@@ -74,8 +86,19 @@ def rank(tower: TowerState, belief: LoosenessBelief, dims: BlockDims,
         limit = PUSH_SAFETY * push_limit_n(tower, dims, source, offsets) if dims.mass > 0 else np.inf
         if limit < MIN_PUSH_N:
             continue
-        out.append(Candidate(source, margin, belief.p_loose.get(source, 0.0), float(limit)))
-    return sorted(out, key=lambda c: (-c.p_loose, -c.margin_mm, c.source))
+        rider = pulled_end is not None and _has_rider(tower, belief, source, pulled_end(source[0]))
+        out.append(Candidate(source, margin, belief.p_loose.get(source, 0.0), float(limit), rider))
+    return sorted(out, key=lambda c: (c.rider, -c.p_loose, -c.margin_mm, c.source))
+
+
+def _has_rider(tower: TowerState, belief: LoosenessBelief, source: tuple[int, int], end: int) -> bool:
+    """Whether the block of the layer above that lies across `source`'s `end` bears no load:
+    slots across a layer run along the axis of the layer below, slot 2 at its +1 end."""
+    above = source[0] + 1
+    slot = 2 if end > 0 else 0
+    if above > tower.top_layer or not tower.row(above)[slot]:
+        return False
+    return above == tower.top_layer or belief.p_loose.get((above, slot), 0.0) >= RIDER_P
 
 
 def best_probed(belief: LoosenessBelief) -> tuple[int, int] | None:

@@ -17,6 +17,10 @@ from hardware.sim.blocks import BlockSpec, draw_tower
 from planning.cell.model import Cell
 
 SETTLE_S = 1.0
+# Each finger's drive moves its set-point at this speed, as a real gripper's closing-speed setting
+# does. A set-point that jumped to the goal let the force-limited fingers slam into a block at
+# about 0.6 m/s: 30-60 N impacts that shoved the gripped block into the layer above.
+FINGER_SPEED = 0.025  # m/s
 
 
 class SimBuildError(RuntimeError):
@@ -47,6 +51,7 @@ class SimWorld:
             raise SimBuildError(f"the simulator cannot build cell {cell.name!r}: {exc}") from None
         self.data = mujoco.MjData(self.model)
         self._rng = np.random.default_rng(seed + 7919)
+        self._finger_goal = 0.0
         self._bias = np.zeros(6)
         self._ids()
         self.place_arm(np.array(cell.arm.home))
@@ -83,6 +88,7 @@ class SimWorld:
 
     def step(self, n: int = 1) -> None:
         for _ in range(n):
+            self._drive_fingers()
             mujoco.mj_step(self.model, self.data)
             self._drift_bias()
 
@@ -114,15 +120,29 @@ class SimWorld:
     def set_gripper(self, width: float) -> None:
         """Target opening between the pads (m); closing on a block stops at the block, squeezing
         with the cell's grip force."""
-        half = float(np.clip(width, 0.0, self.cell.tool.stroke)) / 2
-        self.data.ctrl[self.finger_act] = half
+        self._finger_goal = float(np.clip(width, 0.0, self.cell.tool.stroke)) / 2
+        # The drive starts from where the fingers are: set-points left squeezed past a held block
+        # would otherwise keep it gripped for most of an opening.
+        for act, adr in zip(self.finger_act, self.finger_qpos):
+            self.data.ctrl[act] = self.data.qpos[adr]
+
+    def _drive_fingers(self) -> None:
+        ctrl = self.data.ctrl
+        for act in self.finger_act:
+            at = float(ctrl[act])
+            if at != self._finger_goal:
+                step = FINGER_SPEED * self.model.opt.timestep
+                ctrl[act] = min(at + step, self._finger_goal) if at < self._finger_goal \
+                    else max(at - step, self._finger_goal)
 
     def gripper_width(self) -> float:
         return float(sum(self.data.qpos[a] for a in self.finger_qpos))
 
     def _open_fingers(self) -> None:
+        """Setting up a scene: the fingers open at once, set-points and all."""
         for adr in self.finger_qpos:
             self.data.qpos[adr] = self.cell.tool.stroke / 2
+        self.data.ctrl[self.finger_act] = self._finger_goal = self.cell.tool.stroke / 2
 
     # --- sensing ------------------------------------------------------------------------------
 
@@ -193,5 +213,6 @@ class SimWorld:
     def restore(self, saved: SavedState) -> None:
         mujoco.mj_setState(self.model, self.data, saved.state, mujoco.mjtState.mjSTATE_INTEGRATION)
         self.data.ctrl[:] = saved.ctrl
+        self._finger_goal = float(saved.ctrl[self.finger_act[0]])
         self._bias = saved.bias.copy()
         mujoco.mj_forward(self.model, self.data)

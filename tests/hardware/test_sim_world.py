@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from hardware.sim.ground_truth import GroundTruth
-from hardware.sim.world import SimBuildError, SimWorld
+from hardware.sim.world import FINGER_SPEED, SimBuildError, SimWorld
 from perception.markers import MarkerDetector
 from planning.kinematics import ArmModel
 
@@ -75,10 +75,10 @@ def test_wrist_sensor_reads_the_tool_weight_with_noise(world, fresh, default_cel
 def test_gripper_opens_and_closes(world, fresh):
     world.restore(fresh)
     world.set_gripper(0.0)
-    world.step_for(0.5)
+    world.step_for(1.0)        # the fingers' set-points move at FINGER_SPEED
     assert world.gripper_width() < 0.001
     world.set_gripper(0.03)
-    world.step_for(0.5)
+    world.step_for(1.0)
     assert abs(world.gripper_width() - 0.03) < 0.001
 
 
@@ -87,9 +87,32 @@ def test_the_fingers_move_together_so_a_grasp_centres_the_block(world, fresh):
     a, b = world.finger_qpos
     world.data.qpos[a], world.data.qpos[b] = 0.015, 0.005     # knocked to one side
     world.set_gripper(0.02)
-    world.step_for(0.5)
+    world.step_for(1.0)
     assert abs(world.data.qpos[a] - world.data.qpos[b]) < 0.0002
     assert abs(world.gripper_width() - 0.02) < 0.001
+
+
+def test_the_fingers_close_at_their_drive_speed(world, fresh):
+    """A real gripper closes at a set speed; fingers that jumped to their goal slammed into the
+    block hard enough to shove it into the layer above."""
+    world.restore(fresh)
+    start = world.gripper_width()
+    world.set_gripper(0.0)
+    world.step_for(0.2)
+    closed_by = start - world.gripper_width()
+    assert closed_by == pytest.approx(2 * FINGER_SPEED * 0.2, rel=0.25)
+
+
+def test_the_fingers_open_at_once_from_a_squeeze(world, fresh):
+    """Closed on something, the set-points run past the fingers; opening starts from the fingers,
+    not from those set-points."""
+    world.restore(fresh)
+    a, b = world.finger_qpos
+    world.data.ctrl[world.finger_act] = 0.0
+    world.data.qpos[a] = world.data.qpos[b] = 0.0125      # squeezing a 25 mm block
+    world.set_gripper(0.04)
+    world.step_for(0.1)
+    assert world.gripper_width() > 0.025 + 0.5 * 2 * FINGER_SPEED * 0.1
 
 
 def test_cameras_see_the_block_markers(world, fresh):

@@ -92,3 +92,21 @@ def test_the_two_bottom_layers_are_never_candidates():
     belief.p_loose[1, 1] = belief.p_loose[2, 1] = 0.99
     sources = [c.source for c in rank(TowerState.fresh(), belief, DIMS)]
     assert sources and all(layer >= 3 for layer, _ in sources)
+
+
+@pytest.mark.parametrize("end, rider_slot", [(-1, 0), (1, 2)])
+def test_a_candidate_with_an_unloaded_block_across_its_pulled_end_goes_last(end, rider_slot):
+    rows = [(1, 1, 1)] * 18
+    belief = LoosenessBelief.prior(tower(*rows))
+    belief.p_loose[9, 1] = 0.8                      # the best bet ...
+    belief.p_loose[10, rider_slot] = 0.8            # ... but a loose block lies on its pulled end
+    ranked = rank(tower(*rows), belief, DIMS, pulled_end=lambda layer: end)
+    flagged = [c.source for c in ranked if c.rider]
+    assert (9, 1) in flagged and ranked[-1].rider and not ranked[0].rider
+    assert all(layer == 9 or layer == 17 for layer, _ in flagged)   # 17 lies under the top layer
+    # without the pulled end known, the ranking is by looseness alone
+    assert rank(tower(*rows), belief, DIMS)[0].source == (9, 1)
+    # a loose block at the other end rides nothing
+    belief.p_loose[10, rider_slot] = 0.2
+    belief.p_loose[10, 2 - rider_slot] = 0.8
+    assert rank(tower(*rows), belief, DIMS, pulled_end=lambda layer: end)[0].source == (9, 1)
