@@ -115,6 +115,10 @@ class MotionPlanner:
         direction = -end * axis  # into the tower
         face = self.tower.end_face_centre(layer, slot, end, protrusion, shift, rise)
         face[2] = max(face[2], self.cell.tool.fingertip_radius + PROBE_TABLE_CLEARANCE)
+        # The fingertip frame is the centre of the rod's rounded end: it stops one radius short
+        # of whatever the tip's surface must reach (without this every approach ended pressed
+        # 2 mm into the block, and the tare before the push took that preload for zero).
+        face = face - direction * self.cell.tool.fingertip_radius
         start = face - direction * STANDOFF
         touch = face - direction * CONTACT_LEAD
         finish = face + direction * (depth + protrusion)

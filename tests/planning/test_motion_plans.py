@@ -65,6 +65,13 @@ def test_push_moves_the_fingertip_straight_along_the_block_axis(planner, push_pl
     assert np.sign(travel) == front
     rotations = [planner.arm.fk(q, tip).R for q in move.trajectory.positions]
     assert max(np.abs(r - rotations[0]).max() for r in rotations) < 1e-4
+    # The rod's rounded end (its frame is the centre of the rounding) starts the guarded leg
+    # CONTACT_LEAD short of the back face and ends with its surface 35 mm past it.
+    back = planner.tower.end_face_centre(7, 1, -front)
+    radius = planner.cell.tool.fingertip_radius
+    direction = front * axis
+    assert float((back - points[0]) @ direction) - radius == pytest.approx(0.002, abs=1e-4)
+    assert float((points[-1] - back) @ direction) + radius == pytest.approx(0.035, abs=1e-4)
 
 
 def test_push_is_guarded_and_slow(push_plan):
