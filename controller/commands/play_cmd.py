@@ -35,8 +35,9 @@ def _describe(report) -> str:
     took = f"layer {report.source[0]} slot {report.source[1]}" if report.source else "nothing"
     to = f"layer {report.target[0]} slot {report.target[1]}" if report.target else "-"
     return (f"turn {report.number}: took {took} (block {report.block}) -> {to}; "
-            f"{'legal' if report.legal else 'ILLEGAL'}; probes [{probes}]; "
-            f"{report.duration_s:.1f} s ({phases}); stories {report.stories or '?'}")
+            f"{'legal' if report.legal else 'ILLEGAL'}{'; THE TOWER FELL' if report.fell else ''}; "
+            f"probes [{probes}]; {report.duration_s:.1f} s ({phases}); "
+            f"stories {report.stories or '?'}")
 
 
 def write_report(path: str, result) -> None:
