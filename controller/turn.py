@@ -27,6 +27,10 @@ PROBE_SPEED = 0.002          # m/s
 PUSH_THROUGH = 0.035         # the chosen block is pushed until it sticks out this far at the front
 PUSH_SPEED = 0.008
 JAM_N = 3.0                  # a block that needs more than this to push through is jammed
+# A pull that needs more than this drags the tower: in 12 legal pulls of the simulated cell the
+# drag peaked at 0.7-1.6 N (start transients included) with medians under 0.5 N; the one pull that
+# toppled the tower ran at a median of 1.6 N and peaked at 3.3 N.
+PULL_GUARD_N = 2.0
 WATCH_EVERY_S = 1.0
 PLACE_CLEARANCE = 0.002     # side gap left to a neighbour in the layer
 DWELL_S = 0.3                # stand still before taring, so the reading is the tool's weight only
@@ -101,10 +105,12 @@ class RobotTurn:
         offsets = {(b.layer, b.slot): b.protrusion_mm / 1000 for b in obs.blocks}
         layers = state.top_layer + 1
         self.limits = {}
-        with clock("probe"):
-            chosen = self._choose(state, belief, obs, offsets, layers, report)
-        with clock("pull"):
-            pull = self._pull_out(chosen, obs, layers, report)
+        pull = None
+        while pull is None:
+            with clock("probe"):
+                chosen = self._choose(state, belief, obs, offsets, layers, report)
+            with clock("pull"):
+                pull = self._pull_out(chosen, obs, layers, belief, report)
         report.source = chosen
         observed = obs.block_at(*chosen)
         report.block = observed.block if observed else None
@@ -140,8 +146,8 @@ class RobotTurn:
         chosen = None
         tried: set = set()
         while chosen is None:
-            candidates = rank(state, belief, self.dims, self.options, exclude=tried, offsets=offsets,
-                              pulled_end=self.planner.tower.front_end)
+            candidates = rank(state, belief, self.dims, self.options, exclude=tried | belief.stuck,
+                              offsets=offsets, pulled_end=self.planner.tower.front_end)
             if not candidates:
                 best = best_probed(belief)
                 if best is None:
@@ -170,11 +176,11 @@ class RobotTurn:
                 chosen = self._re_engage(decision.source, obs, layers, belief)
         return chosen
 
-    def _pull_out(self, source, obs, layers: int, report: TurnReport) -> MotionPlan:
-        """Grasp the pushed-out block and draw it out, recording the drag along the pull. (A
-        guarded pull that lets go of a block dragging the tower was tried: at the jam limit it
-        tripped on loose blocks at the start of the pull, and each let-go and restore disturbed
-        the tower more than the pulls it saved. The trace is kept to tune it.)"""
+    def _pull_out(self, source, obs, layers: int, belief: LoosenessBelief,
+                  report: TurnReport) -> MotionPlan | None:
+        """Grasp the pushed-out block and draw it out, recording the drag along the pull. The
+        pull is guarded at PULL_GUARD_N: a block that drags the tower with it is let go, pushed
+        back home from the front and ruled out for the turn (None)."""
         front = self._front_protrusion(source, obs) + PUSH_THROUGH
         pull = self.planner.pull(self._q(), *source, front, tower_layers=layers,
                                  **self._seen_offset(source, obs))
@@ -189,9 +195,24 @@ class RobotTurn:
             self._dwell_and_tare()
             # the block resisting the pull pushes the gripper back toward the tower
             rotation = self.planner.arm.fk(step.trajectory.start, pull.frame).R
-            _, report.pull_trace = self._follow_recording(step, rotation.T @ into)
+            axis = tuple(float(v) for v in rotation.T @ into)
+            start = self.planner.arm.fk(self._q(), pull.frame).t
+            result, report.pull_trace = self._follow_recording(
+                MoveStep(step.label, step.trajectory, ForceGuard(axis, PULL_GUARD_N)), axis)
+            if result.outcome == "guard":
+                drawn = float((start - self.planner.arm.fk(self._q(), pull.frame).t) @ into)
+                self._let_go(source, obs, front + max(drawn, 0.0), pull.frame, into, layers)
+                belief.jammed(source)
+                return None
         self._check_held()
         return pull
+
+    def _let_go(self, source, obs, protrusion: float, frame: str, into, layers: int) -> None:
+        """Open, back away from a block that dragged the tower, and push it home."""
+        self.arm.gripper(self.planner.cell.tool.stroke, 1.0)
+        self._run(self.planner.straight(self._q(), frame, -into * (STANDOFF + 0.01),
+                                        tower_layers=layers, label="let_go"))
+        self._restore(source, obs, protrusion - self._front_protrusion(source, obs), layers)
 
     # --- probing ------------------------------------------------------------------------------
 

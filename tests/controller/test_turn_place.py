@@ -1,19 +1,24 @@
-"""The place phase against a recording arm: every guarded move starts from a fresh tare, since the
-tool has turned since the last one and its weight would otherwise read as a push."""
+"""The place and pull phases against a recording arm: every guarded place move starts from a fresh
+tare (the tool has turned since the last one and its weight would otherwise read as a push), and a
+pull that drags the tower lets the block go, puts it back and rules it out."""
 
 from types import SimpleNamespace
 
 import numpy as np
 
-from controller.turn import RobotTurn
+from controller.turn import PULL_GUARD_N, RobotTurn
 from firmware_bridge.client import MotionResult
+from planning.looseness import LoosenessBelief
+from planning.tower import TowerState
+from tests.controller.test_turn_checks import observation
 
 
 class RecordingArm:
-    def __init__(self, q):
+    def __init__(self, q, stop_when=None):
         self.q = np.array(q, float)
         self.time = 0.0
         self.calls = []
+        self.stop_when = stop_when or (lambda guard: False)   # which guarded moves trip
 
     def telemetry(self):
         return SimpleNamespace(q_set=self.q.copy(), device_time=self.time, gripper_width_m=0.025)
@@ -32,10 +37,19 @@ class RecordingArm:
         self.calls.append(("gripper", width_m))
 
     def follow(self, times, positions, guard=None):
-        self.q = np.array(positions[-1], float)
+        trips = guard is not None and self.stop_when(guard)
+        self.q = np.array(positions[len(positions) // 3 if trips else -1], float)
         self.time += float(times[-1])
         self.calls.append(("follow", guard is not None))
-        return MotionResult("done", 1, self.time, 0.0, self.q)
+        return MotionResult("guard" if trips else "done", 1, self.time, 0.0, self.q)
+
+
+class Recorder:
+    def start(self):
+        pass
+
+    def stop(self):
+        return [(0.0, np.zeros(6))]
 
 
 def test_every_guarded_place_move_follows_a_tare(planner, default_cell):
@@ -48,3 +62,19 @@ def test_every_guarded_place_move_follows_a_tare(planner, default_cell):
     assert len(guarded) == 2                                   # the set-down and the align push
     assert all(arm.calls[i - 1] == ("tare",) for i in guarded)
     assert ("gripper", default_cell.tool.stroke) in arm.calls  # the release
+
+
+def test_a_pull_that_drags_the_tower_lets_go_puts_the_block_back_and_rules_it_out(planner,
+                                                                                default_cell):
+    arm = RecordingArm(planner.arm.home, stop_when=lambda guard: guard[1] == PULL_GUARD_N)
+    turn = RobotTurn(SimpleNamespace(arm=arm, cell=default_cell, forces=Recorder()), planner)
+    belief = LoosenessBelief.prior(TowerState.fresh())
+    seen = observation([])
+    assert turn._pull_out((7, 1), seen, 19, belief, SimpleNamespace(pull_trace=[])) is None
+    assert (7, 1) in belief.stuck and belief.p_loose[7, 1] == 0.0
+    opened = arm.calls.index(("gripper", default_cell.tool.stroke), arm.calls.index(("gripper", 0.0)))
+    # after letting go: a straight move away, then the restore's transit, approach and guarded push
+    assert arm.calls[opened + 1:].count(("follow", True)) == 1
+    pull = RecordingArm(planner.arm.home)
+    turn = RobotTurn(SimpleNamespace(arm=pull, cell=default_cell, forces=Recorder()), planner)
+    assert turn._pull_out((7, 1), seen, 19, belief, SimpleNamespace(pull_trace=[])) is not None
