@@ -6,7 +6,7 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from controller.turn import PULL_GUARD_N, RobotTurn
+from controller.turn import PULL_GUARD_N, RobotTurn, TurnReport
 from firmware_bridge.client import MotionResult
 from planning.looseness import LoosenessBelief
 from planning.tower import TowerState
@@ -70,11 +70,13 @@ def test_a_pull_that_drags_the_tower_lets_go_puts_the_block_back_and_rules_it_ou
     turn = RobotTurn(SimpleNamespace(arm=arm, cell=default_cell, forces=Recorder()), planner)
     belief = LoosenessBelief.prior(TowerState.fresh())
     seen = observation([])
-    assert turn._pull_out((7, 1), seen, 19, belief, SimpleNamespace(pull_trace=[])) is None
+    report = TurnReport(1)
+    assert turn._pull_out((7, 1), seen, 19, belief, report) is None
     assert (7, 1) in belief.stuck and belief.p_loose[7, 1] == 0.0
+    assert [(g["layer"], g["slot"]) for g in report.let_go] == [(7, 1)]
     opened = arm.calls.index(("gripper", default_cell.tool.stroke), arm.calls.index(("gripper", 0.0)))
     # after letting go: a straight move away, then the restore's transit, approach and guarded push
     assert arm.calls[opened + 1:].count(("follow", True)) == 1
     pull = RecordingArm(planner.arm.home)
     turn = RobotTurn(SimpleNamespace(arm=pull, cell=default_cell, forces=Recorder()), planner)
-    assert turn._pull_out((7, 1), seen, 19, belief, SimpleNamespace(pull_trace=[])) is not None
+    assert turn._pull_out((7, 1), seen, 19, belief, TurnReport(2)) is not None

@@ -208,3 +208,16 @@ def test_seen_offset_is_measured_from_the_slot_centre(planner):
             moved[across] += 0.003
             moved[2] -= 0.001
             assert tower.seen_offset(layer, slot, moved) == pytest.approx((0.003, -0.001), abs=1e-9)
+
+
+def test_straight_moves_speed_up_gently_so_the_wrist_does_not_feel_the_tool_accelerate(planner):
+    """The wrist sensor reads the tool's mass times its acceleration: a pull must not start with a
+    jolt the size of a loose block's drag."""
+    pull = planner.pull(planner.arm.home, 7, 1, 0.035, tower_layers=TALL).step("pull").trajectory
+    points = np.array([planner.arm.fk(q, "grasp").t for q in pull.positions])
+    speeds = np.linalg.norm(np.diff(points, axis=0), axis=1) / np.diff(pull.times)
+    assert speeds.max() <= 0.03 * 1.01
+    # the device interpolates between waypoints, so each segment's speed is a step: the first and
+    # the last must be small ones
+    assert speeds[0] <= 0.5 * 0.03 and speeds[-1] <= 0.5 * 0.03
+    assert np.all(np.diff(speeds[:len(speeds) // 2]) >= -1e-6)    # no lurch in the speed-up
