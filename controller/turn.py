@@ -20,7 +20,7 @@ from planning.motion.trajectory import time_path
 from planning.rules import RuleOptions, check_move
 from planning.stability import BlockDims
 from planning.strategy import RESTORE_M, after_probe, best_probed, placement_slot, rank
-from planning.tower import SLOTS, layer_axis
+from planning.tower import SLOTS, across_index, layer_axis
 
 PROBE_DEPTH = 0.005          # a test push moves the block at most this far
 PROBE_SPEED = 0.002          # m/s
@@ -206,18 +206,19 @@ class RobotTurn:
                 report.let_go.append({"layer": source[0], "slot": source[1], "drawn_mm": drawn * 1000,
                                       "peak_force_n": max((f for _, f in report.pull_trace), default=0.0),
                                       "trace": report.pull_trace})
-                self._let_go(source, obs, front + max(drawn, 0.0), pull.frame, into, layers)
+                self._let_go(source, obs, PUSH_THROUGH + max(drawn, 0.0), pull.frame, into, layers)
                 belief.jammed(source)
                 return None
         self._check_held()
         return pull
 
-    def _let_go(self, source, obs, protrusion: float, frame: str, into, layers: int) -> None:
-        """Open, back away from a block that dragged the tower, and push it home."""
+    def _let_go(self, source, obs, travel: float, frame: str, into, layers: int) -> None:
+        """Open, back away from a block that dragged the tower, and push it home by `travel`,
+        how far it was pushed through and drawn out."""
         self.arm.gripper(self.planner.cell.tool.stroke, 1.0)
         self._run(self.planner.straight(self._q(), frame, -into * (STANDOFF + 0.01),
                                         tower_layers=layers, label="let_go"))
-        self._restore(source, obs, protrusion - self._front_protrusion(source, obs), layers)
+        self._restore(source, obs, travel, layers)
 
     # --- probing ------------------------------------------------------------------------------
 
@@ -469,7 +470,7 @@ def placement_shift(obs: TowerObservation, target: tuple[int, int], width: float
     that it clears the blocks already in the layer where the cameras see them: blocks are not
     all the same width and a placed block rarely lands dead on its slot."""
     layer, slot = target
-    k = 1 if layer_axis(layer) == "x" else 0        # the tower-frame coordinate across the layer
+    k = across_index(layer)
     nominal = (slot - 1) * width
     low, high = -np.inf, np.inf
     for other in SLOTS:

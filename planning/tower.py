@@ -41,6 +41,11 @@ def layer_axis(layer: int) -> Axis:
     return "x" if layer % 2 == 1 else "y"
 
 
+def across_index(layer: int) -> int:
+    """Tower-frame coordinate (0 x, 1 y) across `layer`, along which its slots lie."""
+    return 1 if layer_axis(layer) == "x" else 0
+
+
 def format_stories(complete_layers: int, extra_blocks: int) -> str:
     """Height as RULES.md writes it: `18`, `18 1/3`, `40 2/3`."""
     if not 0 <= extra_blocks < SLOTS_PER_LAYER:

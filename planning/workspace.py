@@ -15,7 +15,7 @@ import numpy as np
 from spatialmath import SE3
 
 from planning.cell.model import Cell
-from planning.tower import layer_axis
+from planning.tower import across_index, layer_axis
 
 
 @dataclass(frozen=True)
@@ -89,7 +89,7 @@ class TowerGeometry:
     def seen_offset(self, layer: int, slot: int, position: np.ndarray) -> tuple[float, float]:
         """(shift, rise) of a block seen with its centre at tower-frame `position` (m) from where
         its slot would put it: across the layer toward slot 2, and up."""
-        k = 1 if layer_axis(layer) == "x" else 0
+        k = across_index(layer)
         return (float(position[k]) - (slot - 1) * self.block_width,
                 float(position[2]) - self.layer_z(layer))
 
