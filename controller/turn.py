@@ -14,7 +14,7 @@ from controller.cell_link import CellLink
 from firmware_bridge.client import MotionResult
 from perception.observation import PerceptionError, TowerObservation
 from planning.looseness import LoosenessBelief, ProbeOutcome, probe_threshold_n
-from planning.motion.planner import STANDOFF, MotionPlanner
+from planning.motion.planner import PULL_SPEED, PUSH_THROUGH, STANDOFF, MotionPlanner
 from planning.motion.plans import ForceGuard, GripStep, MotionPlan, MoveStep, PlanError
 from planning.motion.trajectory import time_path
 from planning.rules import RuleOptions, check_move
@@ -24,7 +24,6 @@ from planning.tower import SLOTS, across_index, layer_axis
 
 PROBE_DEPTH = 0.005          # a test push moves the block at most this far
 PROBE_SPEED = 0.002          # m/s
-PUSH_THROUGH = 0.035         # the chosen block is pushed until it sticks out this far at the front
 PUSH_SPEED = 0.008
 JAM_N = 3.0                  # a block that needs more than this to push through is jammed
 # A pull that needs more than this drags the tower: in 23 legal pulls of the simulated cell the
@@ -32,6 +31,16 @@ JAM_N = 3.0                  # a block that needs more than this to push through
 # toppled the tower ran at a median of 1.6 N and 2.6 N at its 90th percentile. A guard at 2 N also
 # let go of loose blocks, and three let-gos in one turn toppled a tower.
 PULL_GUARD_N = 2.5
+# The wrist reads single 4 ms knocks of 1-2.3 N on a 0.2-0.6 N drag while a loose block slides
+# out (the block catching on the layers it slides between), some every 30 ms; a guard trip whose
+# last DRAG_WINDOW_S of force had a median under DRAG_N was such a knock, and the pull goes on, at
+# most PULL_RESUMES times. Pulls that dragged the tower ran at a median of 1.5-2.5 N.
+DRAG_WINDOW_S = 0.04
+DRAG_N = 1.2
+PULL_RESUMES = 10
+GRASP_GUARD_N = 2.0          # the grasp's approach stops at this: a finger ran into the block
+REGRASP_SHIFT = 0.008        # a finger met the block: try again this far to its side (m); the open
+                             # fingers clear a 25 mm block by 7.5 mm each side
 WATCH_EVERY_S = 1.0
 PLACE_CLEARANCE = 0.002     # side gap left to a neighbour in the layer
 DWELL_S = 0.3                # stand still before taring, so the reading is the tool's weight only
@@ -67,6 +76,8 @@ class TurnReport:
     released_at: float | None = None      # device time the placed block was let go
     pull_trace: list[tuple[float, float]] = field(default_factory=list)   # the last pull's drag, N
     let_go: list[dict] = field(default_factory=list)   # pulls stopped by the guard: block, peak N
+    touches: list[dict] = field(default_factory=list)  # grasp approaches that met the block
+    pull_resumed: int = 0       # guard trips on a short knock, after which the pull went on
     error: str | None = None
 
     @property
@@ -84,6 +95,9 @@ class RobotTurn:
         self.dims = BlockDims(b.length.mean, b.width.mean, b.height.mean, b.mass.mean)
         self.limits: dict[tuple[int, int], float] = {}   # safe push force per candidate, N
         self.stiffness = link.cell.tool.fingertip_stiffness
+        # Blocks whose pull dragged the tower, in any turn of this game: a loose block of the
+        # layer above lying across one rides along with it whenever it is pulled.
+        self.dragged: set[tuple[int, int]] = set()
 
     # --- the turn -----------------------------------------------------------------------------
 
@@ -103,8 +117,8 @@ class RobotTurn:
             obs = self._observe()
             state = obs.tower_state(blocks_moved)
             self._use_perceived_tower(obs)
-        belief = LoosenessBelief.prior(state, {(b.layer, b.slot): b.position_mm[2] / 1000 for b in obs.blocks})
-        offsets = {(b.layer, b.slot): b.protrusion_mm / 1000 for b in obs.blocks}
+        belief = self._belief(state, obs)
+        offsets = _protrusions(obs)
         layers = state.top_layer + 1
         self.limits = {}
         pull = None
@@ -113,6 +127,17 @@ class RobotTurn:
                 chosen = self._choose(state, belief, obs, offsets, layers, report)
             with clock("pull"):
                 pull = self._pull_out(chosen, obs, layers, belief, report)
+            if pull is None:
+                # A block let go may have dragged others with it (a loose block lying across it
+                # rides along): look again before the next block is touched.
+                with clock("perceive"):
+                    obs = self._observe()
+                    changed = _changed_slots(set(state.blocks()), obs)
+                    if changed:
+                        raise TurnError("the tower changed while a block was put back: slots "
+                                        + ", ".join(f"{l}.{s}" for l, s in changed))
+                    self._use_perceived_tower(obs)
+                    offsets = _protrusions(obs)
         report.source = chosen
         observed = obs.block_at(*chosen)
         report.block = observed.block if observed else None
@@ -141,6 +166,14 @@ class RobotTurn:
         return report
 
     # --- choosing -----------------------------------------------------------------------------
+
+    def _belief(self, state, obs: TowerObservation) -> LoosenessBelief:
+        """The turn's looseness prior, with the blocks that dragged the tower earlier ruled out."""
+        belief = LoosenessBelief.prior(state, {(b.layer, b.slot): b.position_mm[2] / 1000
+                                               for b in obs.blocks})
+        for key in self.dragged:
+            belief.jammed(key)
+        return belief
 
     def _choose(self, state, belief: LoosenessBelief, obs, offsets, layers: int,
                 report: TurnReport) -> tuple[int, int]:
@@ -182,35 +215,103 @@ class RobotTurn:
                   report: TurnReport) -> MotionPlan | None:
         """Grasp the pushed-out block and draw it out, recording the drag along the pull. The
         pull is guarded at PULL_GUARD_N: a block that drags the tower with it is let go, pushed
-        back home from the front and ruled out for the turn (None)."""
-        front = self._front_protrusion(source, obs) + PUSH_THROUGH
-        pull = self.planner.pull(self._q(), *source, front, tower_layers=layers,
-                                 **self._seen_offset(source, obs))
+        back home from the front and ruled out for the turn (None); so is one the fingers cannot
+        get around."""
         into = -self.planner.tower.front_end(source[0]) * self.planner.tower.axis(source[0])
-        for step in pull.steps:
-            if isinstance(step, GripStep):
-                self.arm.gripper(step.width_m, max(step.force_n, 1.0))
-                continue
-            if step.label != "pull":
-                self._follow(step)
-                continue
-            self._dwell_and_tare()
-            # the block resisting the pull pushes the gripper back toward the tower
-            rotation = self.planner.arm.fk(step.trajectory.start, pull.frame).R
-            axis = tuple(float(v) for v in rotation.T @ into)
-            start = self.planner.arm.fk(self._q(), pull.frame).t
-            result, report.pull_trace = self._follow_recording(
+        pull = self._grasp(source, obs, layers, into, report)
+        if pull is None:
+            report.let_go.append({"layer": source[0], "slot": source[1], "drawn_mm": 0.0,
+                                  "peak_force_n": report.touches[-1]["force_n"], "at": "approach"})
+            self._restore(source, obs, PUSH_THROUGH, layers)
+            belief.jammed(source)
+            return None
+        if not self._draw(pull, source, into, layers, report):
+            self.dragged.add(source)
+            drawn = report.let_go[-1]["drawn_mm"] / 1000
+            self._let_go(source, obs, PUSH_THROUGH + max(drawn, 0.0), pull.frame, into, layers)
+            belief.jammed(source)
+            return None
+        self._check_held()
+        return pull
+
+    def _draw(self, pull: MotionPlan, source, into, layers: int, report: TurnReport) -> bool:
+        """Run the pull of a grasped block under the guard, recording the drag; False (and a
+        `let_go` entry) when the guard found a steady drag, not a knock."""
+        step = pull.step("pull")
+        self._dwell_and_tare()
+        # the block resisting the pull pushes the gripper back toward the tower
+        rotation = self.planner.arm.fk(step.trajectory.start, pull.frame).R
+        axis = tuple(float(v) for v in rotation.T @ into)
+        start = self.planner.arm.fk(self._q(), pull.frame).t
+        end = self.planner.arm.fk(step.trajectory.end, pull.frame).t
+        report.pull_trace = []
+        resumed = 0
+        while True:
+            result, trace = self._follow_recording(
                 MoveStep(step.label, step.trajectory, ForceGuard(axis, PULL_GUARD_N)), axis)
-            if result.outcome == "guard":
+            report.pull_trace += trace
+            if result.outcome != "guard":
+                return True
+            if not _drag_was_a_spike(trace, result.device_time) or resumed >= PULL_RESUMES:
                 drawn = float((start - self.planner.arm.fk(self._q(), pull.frame).t) @ into)
                 report.let_go.append({"layer": source[0], "slot": source[1], "drawn_mm": drawn * 1000,
                                       "peak_force_n": max((f for _, f in report.pull_trace), default=0.0),
-                                      "trace": report.pull_trace})
-                self._let_go(source, obs, PUSH_THROUGH + max(drawn, 0.0), pull.frame, into, layers)
-                belief.jammed(source)
-                return None
-        self._check_held()
-        return pull
+                                      "at": "pull", "trace": report.pull_trace})
+                return False
+            # a moment's knock, not a drag: on with the rest of the pull
+            resumed += 1
+            report.pull_resumed += 1
+            here = self.planner.arm.fk(self._q(), pull.frame).t
+            step = self.planner.straight(self._q(), pull.frame, end - here, tower_layers=layers,
+                                         speed=PULL_SPEED, exempt=("held",), held=pull.held,
+                                         label="pull").moves[0]
+
+    def _grasp(self, source, obs, layers: int, into, report: TurnReport) -> MotionPlan | None:
+        """Bring the open fingers around the block's protruding end and close them; returns the
+        pull plan, its pull still to run, or None when a finger met the block at every try.
+
+        A block pushed by one point turns as it slides out, and the cameras, which look at the
+        back of the tower, cannot see its front end. So the fingers feel for it: the approach is
+        guarded, and a finger that meets the block backs off and tries again REGRASP_SHIFT to the
+        side of the finger that touched (the wrist's torque about the tool's x axis tells which),
+        then to the other side. Fingers that close on air open and try both sides too."""
+        seen = self._seen_offset(source, obs)
+        front = self._front_protrusion(source, obs) + PUSH_THROUGH
+        across = self.planner.tower.across(source[0])
+        tries = [0.0]
+        while tries:
+            extra = tries.pop(0)
+            pull = self.planner.pull(self._q(), *source, front, tower_layers=layers,
+                                     guard_n=GRASP_GUARD_N, shift=seen["shift"] + extra,
+                                     rise=seen["rise"])
+            self._follow(pull.step("transit"))
+            self.arm.gripper(pull.step("open").width_m, 1.0)
+            self._dwell_and_tare()
+            approach = pull.step("approach")
+            met = self._follow(approach)
+            toward = 1.0
+            if met.outcome != "guard":
+                close = pull.step("close")
+                width = self.arm.gripper(close.width_m, max(close.force_n, 1.0))
+                if width >= self.dims.width / 2:
+                    return pull
+                # closed on air: the block lies beyond one finger or the other, which is unknown
+                report.touches.append({"layer": source[0], "slot": source[1], "force_n": 0.0,
+                                       "missed": True, "shift_mm": (seen["shift"] + extra) * 1000})
+                self.arm.gripper(self.planner.cell.tool.stroke, 1.0)
+            else:
+                # A finger at +y (tool) pressed back along -z twists the wrist negatively about x.
+                torque_x = float(self.arm.telemetry().wrench[3])
+                y_world = self.planner.arm.fk(self._q(), pull.frame).R[:, 1]
+                toward = -np.sign(torque_x) * np.sign(float(y_world @ across)) or 1.0
+                report.touches.append({"layer": source[0], "slot": source[1], "force_n": met.force_n,
+                                       "torque_x_nm": torque_x,
+                                       "shift_mm": (seen["shift"] + extra) * 1000})
+            self._run(self.planner.straight(self._q(), pull.frame, -into * (STANDOFF + 0.01),
+                                            tower_layers=layers, label="grasp_back_off"))
+            if extra == 0.0:
+                tries = [toward * REGRASP_SHIFT, -toward * REGRASP_SHIFT]
+        return None
 
     def _let_go(self, source, obs, travel: float, frame: str, into, layers: int) -> None:
         """Open, back away from a block that dragged the tower, and push it home by `travel`,
@@ -465,6 +566,22 @@ class RobotTurn:
         return self.arm.follow(traj.times, traj.positions, guard=guard)
 
 
+def _changed_slots(full: set[tuple[int, int]], after: TowerObservation) -> list[tuple[int, int]]:
+    """Slots the cameras see full or empty against the expected `full` slots."""
+    return sorted(k for k, seen in after.occupancy.items() if seen != (k in full))
+
+
+def _protrusions(obs: TowerObservation) -> dict[tuple[int, int], float]:
+    """How far each seen block sticks out along its layer (m)."""
+    return {key: mm / 1000 for key, mm in obs.protrusions_mm().items()}
+
+
+def _drag_was_a_spike(trace: list[tuple[float, float]], tripped_at: float) -> bool:
+    """Whether the force before a guard trip was a short knock on a light drag, not a drag."""
+    recent = [f for t, f in trace if t >= tripped_at - DRAG_WINDOW_S]
+    return bool(recent) and float(np.median(recent)) < DRAG_N
+
+
 def placement_shift(obs: TowerObservation, target: tuple[int, int], width: float) -> float:
     """How far across the layer (m, toward slot 2) to lay the new block from its slot's centre so
     that it clears the blocks already in the layer where the cameras see them: blocks are not
@@ -493,9 +610,7 @@ def _outcome_problem(before, after: TowerObservation, source, target) -> str | N
         return f"layer {source[0]} slot {source[1]} still looks full after the block was taken"
     if not after.occupancy.get(target, False):
         return f"the placed block is not seen at layer {target[0]} slot {target[1]}"
-    expected = dict.fromkeys(before.blocks(), True)
-    expected[source], expected[target] = False, True
-    changed = sorted(k for k, full in after.occupancy.items() if full != expected.get(k, False))
+    changed = _changed_slots(set(before.blocks()) - {source} | {target}, after)
     if changed:
         return "other slots changed during the turn: " + ", ".join(f"{l}.{s}" for l, s in changed)
     if after.out_of_place:

@@ -14,12 +14,9 @@ from typing import Callable
 
 from planning.cell.model import Cell
 from planning.kinematics import HeldBlock
-from planning.motion.planner import MotionPlanner
+from planning.motion.planner import PUSH_THROUGH, MotionPlanner
 from planning.motion.plans import PlanError
 from planning.tower import SLOTS
-
-# How far the block sticks out of the front face when it is pulled (after the push-through).
-PULL_PROTRUSION = 0.035
 
 
 @dataclass(frozen=True)
@@ -48,10 +45,10 @@ def check_reach(cell: Cell, layers: range, planner: MotionPlanner | None = None,
     total = 2 * len(layers)
     for done, layer in enumerate(layers, start=1):
         for slot in SLOTS:
-            push = _attempt(lambda: planner.push(home, layer, slot, PULL_PROTRUSION, tower_layers=tall))
+            push = _attempt(lambda: planner.push(home, layer, slot, PUSH_THROUGH, tower_layers=tall))
             pull_plan = None
             try:
-                pull_plan = planner.pull(home, layer, slot, PULL_PROTRUSION, tower_layers=tall)
+                pull_plan = planner.pull(home, layer, slot, PUSH_THROUGH, tower_layers=tall)
                 pull = None
                 grips.setdefault(_grip_key(pull_plan.held), pull_plan.held)
             except PlanError as exc:

@@ -32,6 +32,11 @@ from planning.workspace import TowerGeometry
 STANDOFF = 0.03          # tool clearance from the tower before and after contact
 CONTACT_LEAD = 0.002     # where the guarded push starts, before the nominal face
 GRIP_DEPTH = 0.012       # grasp centre inside the block's end face
+# How far a chosen block is pushed out of the front face before it is grasped: the least that lets
+# the pads (GRIP_DEPTH +- half their length) close clear of the tower. A block pushed by one point
+# turns as it slides out, the more the further: loose side blocks of the simulated cell turned
+# 1-3 degrees by 20 mm, 5-6 by 27 mm and up to 19 by 33 mm, where the fingers missed them.
+PUSH_THROUGH = 0.027
 GRASP_RAISES = (0.0, 0.003, 0.005)  # grasp centre above the block's centre line, tried in order
 PULL_CLEARANCE = 0.02    # how far past the tower face a pulled block ends up
 PLACE_HOVER = 0.04       # held block's bottom above its resting height before the descent
@@ -153,12 +158,13 @@ class MotionPlanner:
 
     def pull(self, q_start: np.ndarray, layer: int, slot: int, protrusion: float, *,
              tower_layers: int, end: int | None = None, shift: float = 0.0,
-             rise: float = 0.0) -> MotionPlan:
+             rise: float = 0.0, guard_n: float | None = None) -> MotionPlan:
         """Grasp the block at (layer, slot) by its `end` (default: the front end), which sticks
         `protrusion` out of the tower, and pull it straight out until it is clear of the tower.
         `shift` and `rise`: where the block lies from its slot's nominal centre (across, up); the
         fingers must close centred on it, or the first pad to touch levers the block sideways
-        into its neighbour and the pull drags the neighbour out with it."""
+        into its neighbour and the pull drags the neighbour out with it. `guard_n`: the approach
+        stops at this force against it (a finger meeting the block instead of passing beside it)."""
         end = self.tower.front_end(layer) if end is None else end
         axis = self.tower.axis(layer)
         into = -end * axis
@@ -182,7 +188,8 @@ class MotionPlanner:
                 return MotionPlan("pull", (
                     MoveStep("transit", self._transit(q_start, approach.start, tower_layers)),
                     GripStep("open", self.cell.tool.stroke, 0.0),
-                    MoveStep("approach", approach),
+                    MoveStep("approach", approach,
+                             self._guard(guard_n, tuple(float(v) for v in rotation.T @ -into))),
                     GripStep("close", 0.0, self.cell.tool.grip_force),
                     MoveStep("pull", pulling),
                 ), held=held, frame="grasp")

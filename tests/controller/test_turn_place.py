@@ -6,7 +6,9 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from controller.turn import PULL_GUARD_N, RobotTurn, TurnReport
+from controller.turn import (GRASP_GUARD_N, PULL_GUARD_N, PULL_RESUMES, REGRASP_SHIFT, RobotTurn,
+                             TurnReport)
+from planning.motion.planner import PUSH_THROUGH
 from firmware_bridge.client import MotionResult
 from planning.looseness import LoosenessBelief
 from planning.tower import TowerState
@@ -19,9 +21,12 @@ class RecordingArm:
         self.time = 0.0
         self.calls = []
         self.stop_when = stop_when or (lambda guard: False)   # which guarded moves trip
+        self.wrench = np.zeros(6)
+        self.holds = 0.025        # what closing fingers stop on (m): a block
 
     def telemetry(self):
-        return SimpleNamespace(q_set=self.q.copy(), device_time=self.time, gripper_width_m=0.025)
+        return SimpleNamespace(q_set=self.q.copy(), device_time=self.time, gripper_width_m=0.025,
+                               wrench=self.wrench)
 
     def device_time(self):
         return self.time
@@ -35,6 +40,7 @@ class RecordingArm:
 
     def gripper(self, width_m, force_n=10.0):
         self.calls.append(("gripper", width_m))
+        return max(width_m, self.holds)
 
     def follow(self, times, positions, guard=None):
         trips = guard is not None and self.stop_when(guard)
@@ -80,3 +86,117 @@ def test_a_pull_that_drags_the_tower_lets_go_puts_the_block_back_and_rules_it_ou
     pull = RecordingArm(planner.arm.home)
     turn = RobotTurn(SimpleNamespace(arm=pull, cell=default_cell, forces=Recorder()), planner)
     assert turn._pull_out((7, 1), seen, 19, belief, TurnReport(2)) is not None
+
+
+def test_fingers_that_meet_the_block_feel_to_either_side_then_give_it_up(planner, default_cell):
+    arm = RecordingArm(planner.arm.home, stop_when=lambda guard: guard[1] == GRASP_GUARD_N)
+    arm.wrench = np.array([0.0, 0.0, -2.0, -0.04, 0.0, 0.0])   # a finger at tool +y was pressed
+    turn = RobotTurn(SimpleNamespace(arm=arm, cell=default_cell, forces=Recorder()), planner)
+    belief = LoosenessBelief.prior(TowerState.fresh())
+    report = TurnReport(1)
+    assert turn._pull_out((7, 1), observation([]), 19, belief, report) is None
+    assert (7, 1) in belief.stuck
+    assert [(g["at"], g["layer"], g["slot"]) for g in report.let_go] == [("approach", 7, 1)]
+    tries = report.touches
+    assert len(tries) == 3 and tries[0]["shift_mm"] == 0.0
+    # the second try goes toward the finger that touched, the third to the other side
+    plan = planner.pull(planner.arm.home, 7, 1, PUSH_THROUGH, tower_layers=19)
+    tool_y = planner.arm.fk(plan.step("approach").trajectory.end, "grasp").R[:, 1]
+    toward = np.sign(tool_y @ planner.tower.across(7))
+    shifts = [g["shift_mm"] for g in tries[1:]]
+    assert shifts == [toward * REGRASP_SHIFT * 1000, -toward * REGRASP_SHIFT * 1000]
+    assert ("gripper", 0.0) not in arm.calls                   # it never closed on anything
+    # every approach followed a fresh tare
+    approaches = [i for i, c in enumerate(arm.calls) if c == ("follow", True)][:3]
+    assert all(arm.calls[i - 1] == ("tare",) for i in approaches)
+
+
+def test_a_finger_that_meets_the_block_once_finds_it_beside_and_pulls(planner, default_cell):
+    trips = iter([True])
+    arm = RecordingArm(planner.arm.home,
+                       stop_when=lambda guard: guard[1] == GRASP_GUARD_N and next(trips, False))
+    turn = RobotTurn(SimpleNamespace(arm=arm, cell=default_cell, forces=Recorder()), planner)
+    belief = LoosenessBelief.prior(TowerState.fresh())
+    report = TurnReport(1)
+    assert turn._pull_out((7, 1), observation([]), 19, belief, report) is not None
+    assert (7, 1) not in belief.stuck
+    assert len(report.touches) == 1 and not report.let_go
+    assert ("gripper", 0.0) in arm.calls
+
+
+def scripted_pulls(turn, arm, traces):
+    """Make the pull moves end as scripted: each trace of forces (N, 4 ms apart, ending at the
+    trip) trips the guard; when the script runs out the pull completes."""
+    script = iter(traces)
+    moves = []
+
+    def follow_recording(step, axis):
+        moves.append(step)
+        forces = next(script, None)
+        if forces is None:
+            arm.q = np.array(step.trajectory.end, float)
+            return MotionResult("done", 1, arm.time, 0.0, arm.q), [(arm.time, 0.3)]
+        arm.q = np.array(step.trajectory.positions[len(step.trajectory.positions) // 4], float)
+        arm.time += 0.2
+        trace = [(arm.time - 0.004 * (len(forces) - 1 - k), f) for k, f in enumerate(forces)]
+        return MotionResult("guard", 1, arm.time, forces[-1], arm.q), trace
+    turn._follow_recording = follow_recording
+    return moves
+
+
+KNOCK = [0.3, 0.4, 0.2, 0.5, 0.3, 0.4, 0.3, 0.2, 0.4, 2.6]     # a light drag and one knock
+DRAG = [1.6, 1.8, 1.7, 2.0, 1.9, 2.1, 2.2, 2.3, 2.4, 2.6]      # the tower coming along
+
+
+def pull_with(planner, default_cell, traces):
+    arm = RecordingArm(planner.arm.home)
+    turn = RobotTurn(SimpleNamespace(arm=arm, cell=default_cell, forces=Recorder()), planner)
+    moves = scripted_pulls(turn, arm, traces)
+    belief = LoosenessBelief.prior(TowerState.fresh())
+    report = TurnReport(1)
+    pulled = turn._pull_out((7, 1), observation([]), 19, belief, report)
+    return pulled, report, belief, moves, turn
+
+
+def test_a_knock_during_the_pull_does_not_let_the_block_go(planner, default_cell):
+    pull, report, belief, moves, turn = pull_with(planner, default_cell, [KNOCK])
+    assert pull is not None and report.pull_resumed == 1 and not report.let_go
+    # the rest of the pull goes on from where the guard stopped to where the pull ends, guarded
+    planned_end = planner.arm.fk(pull.step("pull").trajectory.end, "grasp").t
+    assert np.allclose(planner.arm.fk(moves[1].trajectory.end, "grasp").t, planned_end, atol=1e-4)
+    assert moves[1].guard.threshold_n == PULL_GUARD_N
+    assert len(report.pull_trace) == len(KNOCK) + 1
+
+
+def test_a_steady_drag_lets_the_block_go(planner, default_cell):
+    pull, report, belief, _, turn = pull_with(planner, default_cell, [DRAG])
+    assert pull is None and report.pull_resumed == 0 and (7, 1) in belief.stuck
+    assert [g["at"] for g in report.let_go] == ["pull"]
+    assert turn.dragged == {(7, 1)}
+
+
+def test_a_block_that_dragged_the_tower_is_not_chosen_again_in_later_turns(planner, default_cell):
+    _, _, _, _, turn = pull_with(planner, default_cell, [DRAG])
+    later = turn._belief(TowerState.fresh(), observation([]))
+    assert (7, 1) in later.stuck and later.p_loose[7, 1] == 0.0
+    assert later.stuck == {(7, 1)}
+
+
+def test_knock_after_knock_is_a_drag_after_all(planner, default_cell):
+    pull, report, belief, _, _ = pull_with(planner, default_cell, [KNOCK] * (PULL_RESUMES + 1))
+    assert pull is None and report.pull_resumed == PULL_RESUMES and (7, 1) in belief.stuck
+
+
+def test_fingers_that_close_on_air_open_and_feel_to_either_side(planner, default_cell):
+    arm = RecordingArm(planner.arm.home)
+    closes = iter([0.0, 0.025])                    # the first close meets nothing, the second a block
+    arm.gripper = lambda width_m, force_n=10.0: (arm.calls.append(("gripper", width_m)),
+                                                 next(closes) if width_m == 0.0 else width_m)[1]
+    turn = RobotTurn(SimpleNamespace(arm=arm, cell=default_cell, forces=Recorder()), planner)
+    belief = LoosenessBelief.prior(TowerState.fresh())
+    report = TurnReport(1)
+    assert turn._pull_out((7, 1), observation([]), 19, belief, report) is not None
+    assert [t.get("missed") for t in report.touches] == [True]
+    assert arm.calls.count(("gripper", 0.0)) == 2
+    opened_again = arm.calls.index(("gripper", 0.0)) + 1
+    assert arm.calls[opened_again] == ("gripper", default_cell.tool.stroke)

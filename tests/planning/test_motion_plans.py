@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from planning.cell import parse_cell
-from planning.motion.planner import (PLACE_OVERHANG, TRANSIT_MARGIN, MotionPlanner)
+from planning.motion.planner import PLACE_OVERHANG, PUSH_THROUGH, TRANSIT_MARGIN, MotionPlanner
 from planning.motion.plans import GripStep, MoveStep, PlanError
 from planning.tower import layer_axis
 
@@ -106,6 +106,19 @@ def test_pull_grasps_the_front_end_and_pulls_straight_out(planner):
     front = planner.tower.front_end(7)
     # Out of the tower at the front: the block ends beyond the face.
     assert float((points[-1] - points[0]) @ axis) * front > 0.075 - 0.035
+
+
+def test_a_guarded_pull_approach_trips_on_a_block_in_the_fingers_way(planner):
+    assert planner.pull(planner.arm.home, 7, 1, PUSH_THROUGH, tower_layers=TALL).step("approach").guard is None
+    plan = planner.pull(planner.arm.home, 7, 1, PUSH_THROUGH, tower_layers=TALL, guard_n=2.0)
+    guard = plan.step("approach").guard
+    assert guard.threshold_n == 2.0
+    # A block met on the way in pushes the fingers back out of the tower: the guard's axis, in
+    # tool coordinates, is that push.
+    approach = plan.step("approach").trajectory
+    R = planner.arm.fk(approach.start, "grasp").R
+    travel = planner.arm.fk(approach.end, "grasp").t - planner.arm.fk(approach.start, "grasp").t
+    assert float((R @ np.array(guard.direction)) @ travel) / np.linalg.norm(travel) == pytest.approx(-1.0)
 
 
 def test_place_sets_the_block_down_overhanging_then_pushes_it_home(planner):
