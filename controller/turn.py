@@ -332,8 +332,7 @@ class RobotTurn:
                                  protrusion=protrusion, speed=PROBE_SPEED, guard_n=threshold,
                                  retreat=False, through=PUSH_THROUGH,
                                  **self._seen_offset(source, obs))
-        self._run_steps(plan, ("transit", "approach"))
-        self._dwell_and_tare()
+        self._come_to_face(plan)
         push = plan.step("push")
         result, trace = self._follow_recording(push, push.guard.direction)
         peak = max((f for _, f in trace), default=0.0)
@@ -414,8 +413,7 @@ class RobotTurn:
                                  tower_layers=layers, end=front, protrusion=was + travel,
                                  speed=PUSH_SPEED, guard_n=self._jam_n(source), retreat=False,
                                  **self._seen_offset(source, obs))
-        self._run_steps(plan, ("transit", "approach"))
-        self._dwell_and_tare()
+        self._come_to_face(plan)
         self._follow(plan.step("push"))
         self._retreat(plan, layers, "restore_retreat")
 
@@ -428,8 +426,7 @@ class RobotTurn:
                                  protrusion=self._end_protrusion(source, obs, end), speed=PROBE_SPEED,
                                  guard_n=self._jam_n(source), retreat=False, through=PUSH_THROUGH,
                                  **self._seen_offset(source, obs))
-        self._run_steps(plan, ("transit", "approach"))
-        self._dwell_and_tare()
+        self._come_to_face(plan)
         self._follow(plan.step("push"))
         return source if self._push_through(source, plan, obs, layers, belief) else None
 
@@ -543,9 +540,12 @@ class RobotTurn:
             else:
                 self._follow(step)
 
-    def _run_steps(self, plan: MotionPlan, labels: tuple[str, ...]) -> None:
-        for label in labels:
-            self._follow(plan.step(label))
+    def _come_to_face(self, push: MotionPlan) -> None:
+        """Bring the fingertip to just short of a block's face and zero the wrist there, so the
+        push that follows reads contact force only."""
+        self._follow(push.step("transit"))
+        self._follow(push.step("approach"))
+        self._dwell_and_tare()
 
     def _follow(self, step: MoveStep) -> MotionResult:
         """Run one move from wherever the arm is: a tiny joint move first joins the arm to the
