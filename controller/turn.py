@@ -42,6 +42,7 @@ GRASP_GUARD_N = 2.0          # the grasp's approach stops at this: a finger ran 
 REGRASP_SHIFT = 0.008        # a finger met the block: try again this far to its side (m); the open
                              # fingers clear a 25 mm block by 7.5 mm each side
 WATCH_EVERY_S = 1.0
+HELD_SLIP_M = 0.0015         # the fingers' opening may change this much while a block is carried
 PLACE_CLEARANCE = 0.002     # side gap left to a neighbour in the layer
 DWELL_S = 0.3                # stand still before taring, so the reading is the tool's weight only
 
@@ -98,6 +99,7 @@ class RobotTurn:
         # Blocks whose pull dragged the tower, in any turn of this game: a loose block of the
         # layer above lying across one rides along with it whenever it is pulled.
         self.dragged: set[tuple[int, int]] = set()
+        self.held_width: float | None = None   # the fingers' opening on the block after the pull
 
     # --- the turn -----------------------------------------------------------------------------
 
@@ -446,6 +448,8 @@ class RobotTurn:
                 # the align push met the block sooner than planned: back out from where it stopped
                 self._retreat(plan, layer, "align_retreat", "align_")
                 continue
+            if step.label == "descend":
+                self._check_still_held()
             if step.guard is not None:
                 # the tool turned since the last tare; its weight would read as a push
                 self._dwell_and_tare()
@@ -519,6 +523,19 @@ class RobotTurn:
         width = self.arm.telemetry().gripper_width_m
         if width < self.dims.width / 2:
             raise TurnError(f"the gripper closed to {width * 1000:.1f} mm: it holds no block")
+        self.held_width = width
+
+    def _check_still_held(self) -> None:
+        """Before the set-down: a block that turned in the fingers on the way up (seen in the
+        simulated cell: turned over, the fingers 3.6 mm further apart) would be set down across
+        the top of the tower. The turn stops instead, the block still held."""
+        if self.held_width is None:
+            return
+        width = self.arm.telemetry().gripper_width_m
+        if abs(width - self.held_width) > HELD_SLIP_M:
+            raise TurnError(f"the block turned in the gripper on the way to the top (the fingers "
+                            f"went from {self.held_width * 1000:.1f} to {width * 1000:.1f} mm apart); "
+                            f"it was not set down")
 
     def _q(self) -> np.ndarray:
         """Where the arm is commanded to be: plans start here (the firmware insists)."""

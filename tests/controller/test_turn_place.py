@@ -5,9 +5,10 @@ pull that drags the tower lets the block go, puts it back and rules it out."""
 from types import SimpleNamespace
 
 import numpy as np
+import pytest
 
 from controller.turn import (GRASP_GUARD_N, PULL_GUARD_N, PULL_RESUMES, REGRASP_SHIFT, RobotTurn,
-                             TurnReport)
+                             TurnError, TurnReport)
 from planning.motion.planner import PUSH_THROUGH
 from firmware_bridge.client import MotionResult
 from planning.looseness import LoosenessBelief
@@ -68,6 +69,20 @@ def test_every_guarded_place_move_follows_a_tare(planner, default_cell):
     assert len(guarded) == 2                                   # the set-down and the align push
     assert all(arm.calls[i - 1] == ("tare",) for i in guarded)
     assert ("gripper", default_cell.tool.stroke) in arm.calls  # the release
+
+
+def test_a_block_that_turned_in_the_fingers_on_the_way_up_is_not_set_down(planner, default_cell):
+    pull = planner.pull(planner.arm.home, 5, 0, 0.035, tower_layers=19)
+    plan = planner.place(pull.q_end, 19, 2, pull.held)
+    arm = RecordingArm(pull.q_end)
+    turn = RobotTurn(SimpleNamespace(arm=arm, cell=default_cell), planner)
+    turn._check_held()                                   # held at 25.0 mm after the pull
+    arm.telemetry = lambda: SimpleNamespace(q_set=arm.q.copy(), device_time=arm.time,
+                                            gripper_width_m=0.0284, wrench=arm.wrench)
+    with pytest.raises(TurnError, match="turned in the gripper"):
+        turn._run_place(plan, 19)
+    assert ("gripper", default_cell.tool.stroke) not in arm.calls   # never released
+    assert arm.calls.count(("follow", False)) == 1                  # the carry to the top only
 
 
 def test_a_pull_that_drags_the_tower_lets_go_puts_the_block_back_and_rules_it_out(planner,
