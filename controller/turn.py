@@ -96,8 +96,8 @@ class RobotTurn:
         self.dims = BlockDims(b.length.mean, b.width.mean, b.height.mean, b.mass.mean)
         self.limits: dict[tuple[int, int], float] = {}   # safe push force per candidate, N
         self.stiffness = link.cell.tool.fingertip_stiffness
-        # Blocks whose pull dragged the tower, in any turn of this game: a loose block of the
-        # layer above lying across one rides along with it whenever it is pulled.
+        # Blocks whose pull dragged the tower, in any turn of this game: in the simulated cell the
+        # same blocks dragged at every pull, turn after turn.
         self.dragged: set[tuple[int, int]] = set()
         self.held_width: float | None = None   # the fingers' opening on the block after the pull
 
