@@ -309,8 +309,7 @@ class RobotTurn:
                 report.touches.append({"layer": source[0], "slot": source[1], "force_n": met.force_n,
                                        "torque_x_nm": torque_x,
                                        "shift_mm": (seen["shift"] + extra) * 1000})
-            self._run(self.planner.straight(self._q(), pull.frame, -into * (STANDOFF + 0.01),
-                                            tower_layers=layers, label="grasp_back_off"))
+            self._back_off(pull.frame, into, layers, "grasp_back_off")
             if extra == 0.0:
                 tries = [toward * REGRASP_SHIFT, -toward * REGRASP_SHIFT]
         return None
@@ -319,9 +318,13 @@ class RobotTurn:
         """Open, back away from a block that dragged the tower, and push it home by `travel`,
         how far it was pushed through and drawn out."""
         self.arm.gripper(self.planner.cell.tool.stroke, 1.0)
-        self._run(self.planner.straight(self._q(), frame, -into * (STANDOFF + 0.01),
-                                        tower_layers=layers, label="let_go"))
+        self._back_off(frame, into, layers, "let_go")
         self._restore(source, obs, travel, layers)
+
+    def _back_off(self, frame: str, into, layers: int, label: str) -> None:
+        """Straight out of the tower's way from a block's front end, along the layer."""
+        self._run(self.planner.straight(self._q(), frame, -into * (STANDOFF + 0.01),
+                                        tower_layers=layers, label=label))
 
     # --- probing ------------------------------------------------------------------------------
 
