@@ -233,12 +233,14 @@ class RobotTurn:
             self._let_go(source, obs, PUSH_THROUGH + max(drawn, 0.0), pull.frame, into, layers)
             belief.jammed(source)
             return None
+        self._grip(pull.step("squeeze"))
         self._check_held()
         return pull
 
     def _draw(self, pull: MotionPlan, source, into, layers: int, report: TurnReport) -> bool:
         """Run the pull of a grasped block under the guard, recording the drag; False (and a
-        `let_go` entry) when the guard found a steady drag, not a knock."""
+        `let_go` entry) when the guard found a steady drag, not a knock, or the block slid out of
+        the fingers' light pull grip."""
         step = pull.step("pull")
         self._dwell_and_tare()
         # the block resisting the pull pushes the gripper back toward the tower
@@ -252,13 +254,16 @@ class RobotTurn:
             result, trace = self._follow_recording(
                 MoveStep(step.label, step.trajectory, ForceGuard(axis, PULL_GUARD_N)), axis)
             report.pull_trace += trace
-            if result.outcome != "guard":
+            slipped = self.arm.telemetry().gripper_width_m < self.dims.width / 2
+            if result.outcome != "guard" and not slipped:
                 return True
-            if not _drag_was_a_spike(trace, result.device_time) or resumed >= PULL_RESUMES:
+            if slipped or not _drag_was_a_spike(trace, result.device_time) \
+                    or resumed >= PULL_RESUMES:
+                # A block that slid out of the light grip held more than the guard allows too.
                 drawn = float((start - self.planner.arm.fk(self._q(), pull.frame).t) @ into)
                 report.let_go.append({"layer": source[0], "slot": source[1], "drawn_mm": drawn * 1000,
                                       "peak_force_n": max((f for _, f in report.pull_trace), default=0.0),
-                                      "at": "pull", "trace": report.pull_trace})
+                                      "at": "slip" if slipped else "pull", "trace": report.pull_trace})
                 return False
             # a moment's knock, not a drag: on with the rest of the pull
             resumed += 1
@@ -287,14 +292,13 @@ class RobotTurn:
                                      guard_n=GRASP_GUARD_N, shift=seen["shift"] + extra,
                                      rise=seen["rise"])
             self._follow(pull.step("transit"))
-            self.arm.gripper(pull.step("open").width_m, 1.0)
+            self._grip(pull.step("open"))
             self._dwell_and_tare()
             approach = pull.step("approach")
             met = self._follow(approach)
             toward = 1.0
             if met.outcome != "guard":
-                close = pull.step("close")
-                width = self.arm.gripper(close.width_m, max(close.force_n, 1.0))
+                width = self._grip(pull.step("close"))
                 if width >= self.dims.width / 2:
                     return pull
                 # closed on air: the block lies beyond one finger or the other, which is unknown
@@ -443,7 +447,7 @@ class RobotTurn:
         stopped_early = False
         for step in plan.steps:
             if isinstance(step, GripStep):
-                self.arm.gripper(step.width_m, max(step.force_n, 1.0))
+                self._grip(step)
                 if step.label == "release":
                     released = self.arm.device_time()
                 continue
@@ -556,9 +560,13 @@ class RobotTurn:
     def _run(self, plan: MotionPlan) -> None:
         for step in plan.steps:
             if isinstance(step, GripStep):
-                self.arm.gripper(step.width_m, max(step.force_n, 1.0))
+                self._grip(step)
             else:
                 self._follow(step)
+
+    def _grip(self, step: GripStep) -> float:
+        """Open or close the fingers as a plan's step says; the opening they stopped at (m)."""
+        return self.arm.gripper(step.width_m, max(step.force_n, 1.0))
 
     def _come_to_face(self, push: MotionPlan) -> None:
         """Bring the fingertip to just short of a block's face and zero the wrist there, so the

@@ -39,6 +39,12 @@ GRIP_DEPTH = 0.012       # grasp centre inside the block's end face
 PUSH_THROUGH = 0.027
 GRASP_RAISES = (0.0, 0.003, 0.005)  # grasp centre above the block's centre line, tried in order
 PULL_CLEARANCE = 0.02    # how far past the tower face a pulled block ends up
+# The pull holds the block lightly (N of squeeze). A firm grip fixes the block to the arm's path,
+# and the fraction of a millimetre by which the path strays from the slot presses the block into
+# the blocks around it: in the simulated cell a loose block held at 15 N dragged the tower above
+# it 30 mm, held at 1.5-3 N it came out alone. 2 N holds 4 N along the pull on the rubber pads,
+# above the pull's guard. The block is squeezed at the full grip force once it is out.
+PULL_GRIP_N = 2.0
 PLACE_HOVER = 0.04       # held block's bottom above its resting height before the descent
 PLACE_SLOW = 0.008       # last part of the descent, done slowly under a guard
 PLACE_OVERHANG = 0.03    # block set down sticking out this far, then pushed home
@@ -190,8 +196,9 @@ class MotionPlanner:
                     GripStep("open", self.cell.tool.stroke, 0.0),
                     MoveStep("approach", approach,
                              self._guard(guard_n, tuple(float(v) for v in rotation.T @ -into))),
-                    GripStep("close", 0.0, self.cell.tool.grip_force),
+                    GripStep("close", 0.0, PULL_GRIP_N),
                     MoveStep("pull", pulling),
+                    GripStep("squeeze", 0.0, self.cell.tool.grip_force),
                 ), held=held, frame="grasp")
             except PlanError as exc:
                 errors.append(str(exc))

@@ -9,7 +9,7 @@ import pytest
 
 from controller.turn import (GRASP_GUARD_N, PULL_GUARD_N, PULL_RESUMES, REGRASP_SHIFT, RobotTurn,
                              TurnError, TurnReport)
-from planning.motion.planner import PUSH_THROUGH
+from planning.motion.planner import PULL_GRIP_N, PUSH_THROUGH
 from firmware_bridge.client import MotionResult
 from planning.looseness import LoosenessBelief
 from planning.tower import TowerState
@@ -24,10 +24,12 @@ class RecordingArm:
         self.stop_when = stop_when or (lambda guard: False)   # which guarded moves trip
         self.wrench = np.zeros(6)
         self.holds = 0.025        # what closing fingers stop on (m): a block
+        self.width = 0.025        # the fingers' opening telemetry reports (m)
+        self.grip_forces_n = []   # the squeeze of every close
 
     def telemetry(self):
-        return SimpleNamespace(q_set=self.q.copy(), device_time=self.time, gripper_width_m=0.025,
-                               wrench=self.wrench)
+        return SimpleNamespace(q_set=self.q.copy(), device_time=self.time,
+                               gripper_width_m=self.width, wrench=self.wrench)
 
     def device_time(self):
         return self.time
@@ -41,6 +43,8 @@ class RecordingArm:
 
     def gripper(self, width_m, force_n=10.0):
         self.calls.append(("gripper", width_m))
+        if width_m == 0.0:
+            self.grip_forces_n.append(force_n)
         return max(width_m, self.holds)
 
     def follow(self, times, positions, guard=None):
@@ -183,6 +187,29 @@ def test_a_knock_during_the_pull_does_not_let_the_block_go(planner, default_cell
     assert len(report.pull_trace) == len(KNOCK) + 1
 
 
+def test_the_pull_holds_the_block_lightly_and_squeezes_it_once_out(planner, default_cell):
+    pull, report, _, _, turn = pull_with(planner, default_cell, [])
+    assert pull is not None and not report.let_go
+    assert turn.arm.grip_forces_n == [PULL_GRIP_N, default_cell.tool.grip_force]
+    assert turn.arm.calls[-1] == ("gripper", 0.0)       # the squeeze comes after the pull
+
+
+def test_a_block_that_slides_out_of_the_light_grip_is_let_go(planner, default_cell):
+    arm = RecordingArm(planner.arm.home)
+    turn = RobotTurn(SimpleNamespace(arm=arm, cell=default_cell, forces=Recorder()), planner)
+    scripted_pulls(turn, arm, [])
+    closed = turn._dwell_and_tare
+
+    def fingers_slip():
+        closed()
+        arm.width = 0.0      # the pull that follows ends with the fingers closed on nothing
+    turn._dwell_and_tare = fingers_slip
+    belief = LoosenessBelief.prior(TowerState.fresh())
+    report = TurnReport(1)
+    assert turn._pull_out((7, 1), observation([]), 19, belief, report) is None
+    assert [g["at"] for g in report.let_go] == ["slip"] and (7, 1) in belief.stuck
+
+
 def test_a_steady_drag_lets_the_block_go(planner, default_cell):
     pull, report, belief, _, turn = pull_with(planner, default_cell, [DRAG])
     assert pull is None and report.pull_resumed == 0 and (7, 1) in belief.stuck
@@ -204,7 +231,7 @@ def test_knock_after_knock_is_a_drag_after_all(planner, default_cell):
 
 def test_fingers_that_close_on_air_open_and_feel_to_either_side(planner, default_cell):
     arm = RecordingArm(planner.arm.home)
-    closes = iter([0.0, 0.025])                    # the first close meets nothing, the second a block
+    closes = iter([0.0, 0.025, 0.025])   # the first close meets nothing, the second a block
     arm.gripper = lambda width_m, force_n=10.0: (arm.calls.append(("gripper", width_m)),
                                                  next(closes) if width_m == 0.0 else width_m)[1]
     turn = RobotTurn(SimpleNamespace(arm=arm, cell=default_cell, forces=Recorder()), planner)
@@ -212,6 +239,6 @@ def test_fingers_that_close_on_air_open_and_feel_to_either_side(planner, default
     report = TurnReport(1)
     assert turn._pull_out((7, 1), observation([]), 19, belief, report) is not None
     assert [t.get("missed") for t in report.touches] == [True]
-    assert arm.calls.count(("gripper", 0.0)) == 2
+    assert arm.calls.count(("gripper", 0.0)) == 3     # two grasps, then the squeeze once out
     opened_again = arm.calls.index(("gripper", 0.0)) + 1
     assert arm.calls[opened_again] == ("gripper", default_cell.tool.stroke)

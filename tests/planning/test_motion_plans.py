@@ -95,8 +95,11 @@ def test_transit_keeps_every_link_out_of_the_keep_out_box(planner, push_plan):
 
 def test_pull_grasps_the_front_end_and_pulls_straight_out(planner):
     plan = planner.pull(planner.arm.home, 7, 1, 0.035, tower_layers=TALL)
-    assert [s.label for s in plan.steps] == ["transit", "open", "approach", "close", "pull"]
+    assert [s.label for s in plan.steps] == ["transit", "open", "approach", "close", "pull",
+                                             "squeeze"]
     assert isinstance(plan.step("close"), GripStep) and plan.step("close").force_n > 0
+    # held lightly while it slides out, firmly once it is out
+    assert plan.step("close").force_n < plan.step("squeeze").force_n == planner.cell.tool.grip_force
     assert plan.held is not None
     assert_within_limits(planner, plan)
     assert_continuous(plan)
