@@ -38,7 +38,10 @@ PULL_GUARD_N = 2.5
 DRAG_WINDOW_S = 0.04
 DRAG_N = 1.2
 PULL_RESUMES = 10
-GRASP_GUARD_N = 2.0          # the grasp's approach stops at this: a finger ran into the block
+# The grasp's approach stops at this: a finger ran into the block. Low, because a loose block slides
+# at 0.15 N: at 2 N the fingers of the simulated cell shoved turned blocks 5-23 mm back into the
+# tower without tripping. The approach's own speed-up reads 0.13 N on the 1.3 kg tool.
+GRASP_GUARD_N = 0.6
 REGRASP_SHIFT = 0.008        # a finger met the block: try again this far to its side (m); the open
                              # fingers clear a 25 mm block by 7.5 mm each side
 WATCH_EVERY_S = 1.0
@@ -233,45 +236,57 @@ class RobotTurn:
             self._let_go(source, obs, PUSH_THROUGH + max(drawn, 0.0), pull.frame, into, layers)
             belief.jammed(source)
             return None
-        self._grip(pull.step("squeeze"))
         self._check_held()
         return pull
 
     def _draw(self, pull: MotionPlan, source, into, layers: int, report: TurnReport) -> bool:
-        """Run the pull of a grasped block under the guard, recording the drag; False (and a
-        `let_go` entry) when the guard found a steady drag, not a knock, or the block slid out of
-        the fingers' light pull grip."""
-        step = pull.step("pull")
+        """Run the pull of a grasped block under the guard, recording the drag: held lightly
+        while it slides out, squeezed while its end still rests in the tower, then drawn clear.
+        False (and a `let_go` entry) when the guard found a steady drag, not a knock, or the
+        block slid out of the fingers' light pull grip."""
         self._dwell_and_tare()
         # the block resisting the pull pushes the gripper back toward the tower
-        rotation = self.planner.arm.fk(step.trajectory.start, pull.frame).R
+        rotation = self.planner.arm.fk(pull.step("pull").trajectory.start, pull.frame).R
         axis = tuple(float(v) for v in rotation.T @ into)
         start = self.planner.arm.fk(self._q(), pull.frame).t
-        end = self.planner.arm.fk(step.trajectory.end, pull.frame).t
         report.pull_trace = []
+        for label in ("pull", "pull_out"):
+            if label == "pull_out":
+                self._grip(pull.step("squeeze"))
+            problem = self._draw_part(pull, label, axis, layers, report)
+            if problem:
+                drawn = float((start - self.planner.arm.fk(self._q(), pull.frame).t) @ into)
+                report.let_go.append({"layer": source[0], "slot": source[1], "drawn_mm": drawn * 1000,
+                                      "peak_force_n": max((f for _, f in report.pull_trace), default=0.0),
+                                      "at": problem, "trace": report.pull_trace})
+                return False
+        return True
+
+    def _draw_part(self, pull: MotionPlan, label: str, axis, layers: int,
+                   report: TurnReport) -> str | None:
+        """One guarded part of the pull, going on after knocks; what stopped it ("pull": a
+        steady drag, "slip": the fingers closed on nothing), or None when it ran to its end."""
+        step = pull.step(label)
+        end = self.planner.arm.fk(step.trajectory.end, pull.frame).t
         resumed = 0
         while True:
             result, trace = self._follow_recording(
                 MoveStep(step.label, step.trajectory, ForceGuard(axis, PULL_GUARD_N)), axis)
             report.pull_trace += trace
-            slipped = self.arm.telemetry().gripper_width_m < self.dims.width / 2
-            if result.outcome != "guard" and not slipped:
-                return True
-            if slipped or not _drag_was_a_spike(trace, result.device_time) \
-                    or resumed >= PULL_RESUMES:
-                # A block that slid out of the light grip held more than the guard allows too.
-                drawn = float((start - self.planner.arm.fk(self._q(), pull.frame).t) @ into)
-                report.let_go.append({"layer": source[0], "slot": source[1], "drawn_mm": drawn * 1000,
-                                      "peak_force_n": max((f for _, f in report.pull_trace), default=0.0),
-                                      "at": "slip" if slipped else "pull", "trace": report.pull_trace})
-                return False
+            # a block that slid out of the light grip held more than the guard allows too
+            if self.arm.telemetry().gripper_width_m < self.dims.width / 2:
+                return "slip"
+            if result.outcome != "guard":
+                return None
+            if not _drag_was_a_spike(trace, result.device_time) or resumed >= PULL_RESUMES:
+                return "pull"
             # a moment's knock, not a drag: on with the rest of the pull
             resumed += 1
             report.pull_resumed += 1
             here = self.planner.arm.fk(self._q(), pull.frame).t
             step = self.planner.straight(self._q(), pull.frame, end - here, tower_layers=layers,
                                          speed=PULL_SPEED, exempt=("held",), held=pull.held,
-                                         label="pull").moves[0]
+                                         label=label).moves[0]
 
     def _grasp(self, source, obs, layers: int, into, report: TurnReport) -> MotionPlan | None:
         """Bring the open fingers around the block's protruding end and close them; returns the

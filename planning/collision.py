@@ -1,4 +1,5 @@
-"""Collision checks between the arm (capsules) and the cell: the tower's keep-out box and the table.
+"""Collision checks between the arm (capsules) and the cell: the tower's keep-out box, the table,
+and the arm itself (the tool and a held block against the upper arm and forearm).
 
 Pure geometry, no physics. Clearances are in metres; negative means penetration.
 """
@@ -17,6 +18,13 @@ from planning.workspace import TowerGeometry
 TABLE_MARGIN = 0.01
 TABLE_MARGIN_FINE = 0.002
 FINE_PARTS = ("probe", "fingers", "held")
+# The tool and a held block must stay this far from the big links: a held block sticks 60 mm out
+# of the fingers, and a transit that folded the wrist swung one into the forearm (simulated cell),
+# knocking it out of the grip. The margin also covers the block's corners, which reach 7 mm
+# beyond its capsule (the capsule's radius is half the block's thickness).
+SELF_MARGIN = 0.015
+TOOL_PARTS = ("body", "fingers", "probe", "held")
+BIG_LINKS = ("base", "link2", "link3")
 
 
 def point_box_distance(points: np.ndarray, low: np.ndarray, high: np.ndarray) -> np.ndarray:
@@ -47,10 +55,38 @@ def segments_box_distance(starts: np.ndarray, ends: np.ndarray, low: np.ndarray,
     return d.min(axis=1) - lengths / (n - 1) / 2.0
 
 
+def segments_distance(p0: np.ndarray, p1: np.ndarray, q0: np.ndarray, q1: np.ndarray) -> np.ndarray:
+    """Closest distance between segments p0-p1 and q0-q1, row by row ((K, 3) each)."""
+    d1, d2, r = p1 - p0, q1 - q0, p0 - q0
+    a = np.maximum(np.einsum("ij,ij->i", d1, d1), 1e-12)
+    e = np.maximum(np.einsum("ij,ij->i", d2, d2), 1e-12)
+    b = np.einsum("ij,ij->i", d1, d2)
+    c = np.einsum("ij,ij->i", d1, r)
+    f = np.einsum("ij,ij->i", d2, r)
+    denom = a * e - b * b
+    # closest point of the infinite lines, clamped to the first segment (any point if parallel)
+    s = np.where(denom > 1e-12, np.clip((b * f - c * e) / np.where(denom > 1e-12, denom, 1.0), 0, 1),
+                 0.0)
+    t = (b * s + f) / e
+    # clamped on the second segment, the first point is recomputed for the clamped end
+    low, high = t < 0.0, t > 1.0
+    s = np.where(low, np.clip(-c / a, 0, 1), np.where(high, np.clip((b - c) / a, 0, 1), s))
+    t = np.clip(t, 0.0, 1.0)
+    # a segment that is a point: the other's closest point to it
+    point_q = e <= 1e-12
+    s = np.where(point_q, np.clip(-c / a, 0, 1), s)
+    t = np.where(point_q, 0.0, t)
+    point_p = a <= 1e-12
+    s = np.where(point_p, 0.0, s)
+    t = np.where(point_p, np.clip(f / e, 0, 1), t)
+    gap = (p0 + d1 * s[:, None]) - (q0 + d2 * t[:, None])
+    return np.linalg.norm(gap, axis=1)
+
+
 @dataclass(frozen=True)
 class Contact:
     part: str         # capsule name ("link3", "body", "probe", ...)
-    obstacle: str     # "tower" or "table"
+    obstacle: str     # "tower", "table" or a big link of the arm ("link3", ...)
     clearance: float  # m, negative = penetration
 
 
@@ -84,12 +120,22 @@ class CollisionChecker:
         for i in np.flatnonzero(table < table_margins):
             if caps.names[i] != "base":
                 found.append(Contact(caps.names[i], "table", float(table[i])))
-        return found
+        return found + _self_contacts(caps)
 
     def is_clear(self, q: np.ndarray, tower_layers: float, tower_margin: float,
                  exempt: tuple[str, ...] = (), held: HeldBlock | None = None,
                  fine_margin: float | None = None) -> bool:
         return not self.contacts(q, tower_layers, tower_margin, exempt, held, fine_margin)
+
+
+def _self_contacts(caps) -> list[Contact]:
+    tool = [i for i, n in enumerate(caps.names) if n in TOOL_PARTS]
+    links = [i for i, n in enumerate(caps.names) if n in BIG_LINKS]
+    a, b = np.repeat(tool, len(links)), np.tile(links, len(tool))
+    clearance = (segments_distance(caps.starts[a], caps.ends[a], caps.starts[b], caps.ends[b])
+                 - caps.radii[a] - caps.radii[b])
+    return [Contact(caps.names[a[k]], caps.names[b[k]], float(clearance[k]))
+            for k in np.flatnonzero(clearance < SELF_MARGIN)]
 
 
 def describe(contacts: list[Contact]) -> str:

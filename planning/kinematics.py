@@ -103,12 +103,19 @@ class ArmModel:
         (a collision, say), further seeds are tried: home, then deterministic random ones.
         Raises IKError when none is found.
         """
+        return self.ik_all(target, frame, q_seed, accept, extra_seeds, tol, first=True)[0]
+
+    def ik_all(self, target: SE3, frame: str, q_seed: np.ndarray, accept=None,
+               extra_seeds: int = 12, tol: float = 1e-12, first: bool = False) -> list[np.ndarray]:
+        """Every distinct accepted configuration the seeds of `ik` find, nearest to `q_seed`
+        first (with `first`, the seeded answer alone when it is accepted). Raises IKError when
+        none is found."""
         flange_target = target * self._frame(frame).inv()
         seeds = [np.asarray(q_seed, float), self.home]
         # Seeded by the target so the same request always gives the same answer.
         rng = np.random.default_rng(zlib.crc32(np.round(flange_target.A, 6).tobytes()))
         seeds += [rng.uniform(self.q_min, self.q_max) for _ in range(extra_seeds)]
-        best, reasons = None, []
+        found, reasons = [], []
         for i, seed in enumerate(seeds):
             # tol bounds the LM cost (half the squared pose error), not the error itself.
             sol = self._ets.ik_LM(flange_target, q0=seed, slimit=1, ilimit=100, tol=tol)
@@ -122,16 +129,16 @@ class ArmModel:
             if accept is not None and not accept(q):
                 reasons.append("rejected (collision)")
                 continue
-            if best is None or _distance(q, q_seed) < _distance(best, q_seed):
-                best = q
-            if i == 0:
+            if all(_distance(q, other) > SAME_BRANCH for other in found):
+                found.append(q)
+            if i == 0 and first:
                 break  # the seeded answer is the natural continuation of the current motion
-        if best is None:
+        if not found:
             p = target.t
             why = max(set(reasons), key=reasons.count) if reasons else "no solution"
             raise IKError(f"no joint configuration puts the {frame} at "
                           f"({p[0]:.3f}, {p[1]:.3f}, {p[2]:.3f}) m: {why}")
-        return best
+        return sorted(found, key=lambda q: _distance(q, q_seed))
 
     # --- collision geometry -------------------------------------------------------------------
 
@@ -199,6 +206,9 @@ class ArmModel:
             while ref[j] - q[j] > np.pi and q[j] + 2 * np.pi <= self.q_max[j]:
                 q[j] += 2 * np.pi
         return q
+
+
+SAME_BRANCH = 1e-3     # rad: two IK answers closer than this are the same configuration
 
 
 def _distance(a: np.ndarray, b: np.ndarray) -> float:

@@ -43,8 +43,10 @@ PULL_CLEARANCE = 0.02    # how far past the tower face a pulled block ends up
 # and the fraction of a millimetre by which the path strays from the slot presses the block into
 # the blocks around it: in the simulated cell a loose block held at 15 N dragged the tower above
 # it 30 mm, held at 1.5-3 N it came out alone. 2 N holds 4 N along the pull on the rubber pads,
-# above the pull's guard. The block is squeezed at the full grip force once it is out.
+# above the pull's guard. The block is squeezed at the full grip force before it leaves the tower:
+# held at 2 N, a block whose inner end slid off the layer below swung 17-28 mm down in the pads.
 PULL_GRIP_N = 2.0
+SQUEEZE_INSIDE = 0.01    # how far the pulled block still rests inside the tower when it is squeezed
 PLACE_HOVER = 0.04       # held block's bottom above its resting height before the descent
 PLACE_SLOW = 0.008       # last part of the descent, done slowly under a guard
 PLACE_OVERHANG = 0.03    # block set down sticking out this far, then pushed home
@@ -185,12 +187,17 @@ class MotionPlanner:
         for rotation, q, raise_by in candidates:
             grasp = face + into * GRIP_DEPTH + np.array([0.0, 0.0, raise_by])
             before = grasp - into * (STANDOFF + 0.01)
-            out = grasp - into * (self.cell.blocks.length.mean - protrusion + PULL_CLEARANCE)
+            inside = self.cell.blocks.length.mean - protrusion
+            squeeze_at = grasp - into * max(inside - SQUEEZE_INSIDE, 0.0)
+            out = grasp - into * (inside + PULL_CLEARANCE)
             held = self.held_block(rotation.T @ into)
             holding = _Contact(tower_layers, CONTACT_MARGIN, exempt=("held",), held=held)
             try:
                 approach = self._line(rotation, before, grasp, "grasp", q, APPROACH_SPEED, reach)
-                pulling = self._line(rotation, grasp, out, "grasp", approach.end, PULL_SPEED, holding)
+                pulling = self._line(rotation, grasp, squeeze_at, "grasp", approach.end, PULL_SPEED,
+                                     holding)
+                drawing = self._line(rotation, squeeze_at, out, "grasp", pulling.end, PULL_SPEED,
+                                     holding)
                 return MotionPlan("pull", (
                     MoveStep("transit", self._transit(q_start, approach.start, tower_layers)),
                     GripStep("open", self.cell.tool.stroke, 0.0),
@@ -199,6 +206,7 @@ class MotionPlanner:
                     GripStep("close", 0.0, PULL_GRIP_N),
                     MoveStep("pull", pulling),
                     GripStep("squeeze", 0.0, self.cell.tool.grip_force),
+                    MoveStep("pull_out", drawing),
                 ), held=held, frame="grasp")
             except PlanError as exc:
                 errors.append(str(exc))
@@ -335,16 +343,18 @@ class MotionPlanner:
         return sorted(found, key=lambda c: float(np.max(np.abs(c[2] - q_start))))
 
     def _by_distance(self, q_start, frame, rotations, position, contact):
-        """(rotation, joints) for each candidate rotation that reaches `position` without
-        collision, the one nearest to `q_start` first."""
+        """(rotation, joints) for every collision-free configuration (each IK branch found) of
+        each candidate rotation that reaches `position`, the nearest to `q_start` first: a plan
+        that fails from one branch may succeed from another."""
         found = []
         for rotation in rotations:
             target = tool_poses.pose(rotation, position)
             try:
-                q = self.arm.ik(target, frame, q_start, accept=lambda q: self._clear(q, contact))
+                branches = self.arm.ik_all(target, frame, q_start,
+                                           accept=lambda q: self._clear(q, contact))
             except IKError:
                 continue
-            found.append((rotation, q))
+            found += [(rotation, q) for q in branches]
         if not found:
             p = position
             raise PlanError(f"no collision-free joint configuration puts the {frame} at "

@@ -184,14 +184,16 @@ def test_a_knock_during_the_pull_does_not_let_the_block_go(planner, default_cell
     planned_end = planner.arm.fk(pull.step("pull").trajectory.end, "grasp").t
     assert np.allclose(planner.arm.fk(moves[1].trajectory.end, "grasp").t, planned_end, atol=1e-4)
     assert moves[1].guard.threshold_n == PULL_GUARD_N
-    assert len(report.pull_trace) == len(KNOCK) + 1
+    assert len(report.pull_trace) == len(KNOCK) + 2     # the knock, the rest, then the pull_out
 
 
 def test_the_pull_holds_the_block_lightly_and_squeezes_it_once_out(planner, default_cell):
-    pull, report, _, _, turn = pull_with(planner, default_cell, [])
+    pull, report, _, moves, turn = pull_with(planner, default_cell, [])
     assert pull is not None and not report.let_go
     assert turn.arm.grip_forces_n == [PULL_GRIP_N, default_cell.tool.grip_force]
-    assert turn.arm.calls[-1] == ("gripper", 0.0)       # the squeeze comes after the pull
+    # the squeeze comes between the light pull and the rest of it
+    assert [m.label for m in moves] == ["pull", "pull_out"]
+    assert turn.arm.calls[-1] == ("gripper", 0.0)
 
 
 def test_a_block_that_slides_out_of_the_light_grip_is_let_go(planner, default_cell):

@@ -4,7 +4,8 @@ import numpy as np
 import pytest
 
 from planning.cell import parse_cell
-from planning.motion.planner import PLACE_OVERHANG, PUSH_THROUGH, TRANSIT_MARGIN, MotionPlanner
+from planning.motion.planner import (PLACE_OVERHANG, PUSH_THROUGH, SQUEEZE_INSIDE, TRANSIT_MARGIN,
+                                     MotionPlanner)
 from planning.motion.plans import GripStep, MoveStep, PlanError
 from planning.tower import layer_axis
 
@@ -96,18 +97,22 @@ def test_transit_keeps_every_link_out_of_the_keep_out_box(planner, push_plan):
 def test_pull_grasps_the_front_end_and_pulls_straight_out(planner):
     plan = planner.pull(planner.arm.home, 7, 1, 0.035, tower_layers=TALL)
     assert [s.label for s in plan.steps] == ["transit", "open", "approach", "close", "pull",
-                                             "squeeze"]
+                                             "squeeze", "pull_out"]
     assert isinstance(plan.step("close"), GripStep) and plan.step("close").force_n > 0
-    # held lightly while it slides out, firmly once it is out
+    # held lightly while it slides out, firmly before it leaves the tower
     assert plan.step("close").force_n < plan.step("squeeze").force_n == planner.cell.tool.grip_force
     assert plan.held is not None
     assert_within_limits(planner, plan)
     assert_continuous(plan)
-    points = tip_path(planner, plan.step("pull"), "grasp")
+    light = tip_path(planner, plan.step("pull"), "grasp")
+    points = np.vstack([light, tip_path(planner, plan.step("pull_out"), "grasp")])
     axis = planner.tower.axis(7)
     assert line_error(points, axis) < 3e-4
     front = planner.tower.front_end(7)
-    # Out of the tower at the front: the block ends beyond the face.
+    # Squeezed with SQUEEZE_INSIDE of the block still in the tower, which it then leaves at the
+    # front: the block ends beyond the face.
+    assert float((light[-1] - light[0]) @ axis) * front == pytest.approx(
+        planner.cell.blocks.length.mean - 0.035 - SQUEEZE_INSIDE, abs=2e-3)
     assert float((points[-1] - points[0]) @ axis) * front > 0.075 - 0.035
 
 
