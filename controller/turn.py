@@ -79,7 +79,7 @@ class TurnReport:
     stories: str = ""
     released_at: float | None = None      # device time the placed block was let go
     pull_trace: list[tuple[float, float]] = field(default_factory=list)   # the last pull's drag, N
-    let_go: list[dict] = field(default_factory=list)   # pulls stopped by the guard: block, peak N
+    let_go: list[dict] = field(default_factory=list)   # blocks given up and put back: `gave_up`
     touches: list[dict] = field(default_factory=list)  # grasp approaches that met the block
     pull_resumed: int = 0       # guard trips on a short knock, after which the pull went on
     error: str | None = None
@@ -87,6 +87,16 @@ class TurnReport:
     @property
     def duration_s(self) -> float:
         return sum(self.phases_s.values())
+
+    def gave_up(self, source, at: str, drawn_m: float, peak_force_n: float,
+                trace: list[tuple[float, float]] | None = None) -> None:
+        """Record a block let go and put back: where (`at`: "approach", "pull", "slip"), how far
+        it had been drawn and the peak force."""
+        entry = {"layer": source[0], "slot": source[1], "drawn_mm": drawn_m * 1000,
+                 "peak_force_n": peak_force_n, "at": at}
+        if trace is not None:
+            entry["trace"] = trace
+        self.let_go.append(entry)
 
 
 class RobotTurn:
@@ -225,8 +235,7 @@ class RobotTurn:
         into = -self.planner.tower.front_end(source[0]) * self.planner.tower.axis(source[0])
         pull = self._grasp(source, obs, layers, into, report)
         if pull is None:
-            report.let_go.append({"layer": source[0], "slot": source[1], "drawn_mm": 0.0,
-                                  "peak_force_n": report.touches[-1]["force_n"], "at": "approach"})
+            report.gave_up(source, "approach", 0.0, report.touches[-1]["force_n"])
             self._restore(source, obs, PUSH_THROUGH, layers)
             belief.jammed(source)
             return None
@@ -256,9 +265,9 @@ class RobotTurn:
             problem = self._draw_part(pull, label, axis, layers, report)
             if problem:
                 drawn = float((start - self.planner.arm.fk(self._q(), pull.frame).t) @ into)
-                report.let_go.append({"layer": source[0], "slot": source[1], "drawn_mm": drawn * 1000,
-                                      "peak_force_n": max((f for _, f in report.pull_trace), default=0.0),
-                                      "at": problem, "trace": report.pull_trace})
+                report.gave_up(source, problem, drawn,
+                               max((f for _, f in report.pull_trace), default=0.0),
+                               report.pull_trace)
                 return False
         return True
 
