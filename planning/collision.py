@@ -20,9 +20,12 @@ TABLE_MARGIN_FINE = 0.002
 FINE_PARTS = ("probe", "fingers", "held")
 # The tool and a held block must stay this far from the big links: a held block sticks 60 mm out
 # of the fingers, and a transit that folded the wrist swung one into the forearm (simulated cell),
-# knocking it out of the grip. The margin also covers the block's corners, which reach 7 mm
-# beyond its capsule (the capsule's radius is half the block's thickness).
-SELF_MARGIN = 0.015
+# knocking it out of the grip. The tool's capsules and the links' already stand 5-10 mm proud of
+# the parts, and pushes at the back of layer 3 need the tool that close to the forearm; the held
+# block's margin covers its corners, which reach 7 mm beyond its capsule (the capsule's radius is
+# half the block's thickness).
+SELF_MARGIN = 0.0
+HELD_SELF_MARGIN = 0.008
 TOOL_PARTS = ("body", "fingers", "probe", "held")
 BIG_LINKS = ("base", "link2", "link3")
 
@@ -134,8 +137,9 @@ def _self_contacts(caps) -> list[Contact]:
     a, b = np.repeat(tool, len(links)), np.tile(links, len(tool))
     clearance = (segments_distance(caps.starts[a], caps.ends[a], caps.starts[b], caps.ends[b])
                  - caps.radii[a] - caps.radii[b])
+    margin = np.where(np.array(caps.names)[a] == "held", HELD_SELF_MARGIN, SELF_MARGIN)
     return [Contact(caps.names[a[k]], caps.names[b[k]], float(clearance[k]))
-            for k in np.flatnonzero(clearance < SELF_MARGIN)]
+            for k in np.flatnonzero(clearance < margin)]
 
 
 def describe(contacts: list[Contact]) -> str:

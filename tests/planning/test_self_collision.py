@@ -4,7 +4,8 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from planning.collision import BIG_LINKS, SELF_MARGIN, TOOL_PARTS, segments_distance
+from planning.collision import (BIG_LINKS, HELD_SELF_MARGIN, SELF_MARGIN, TOOL_PARTS,
+                                segments_distance)
 
 # Seen in the simulated cell: a transit to the top folded the wrist back over the forearm, and the
 # held block, knocked against the forearm, fell out of the grip.
@@ -66,5 +67,6 @@ def test_carrying_a_block_to_the_top_keeps_it_and_the_tool_off_the_arm(planner):
             for j in links:
                 gap = segments_distance(caps.starts[[i]], caps.ends[[i]], caps.starts[[j]],
                                         caps.ends[[j]])[0] - caps.radii[i] - caps.radii[j]
+                margin = HELD_SELF_MARGIN if caps.names[i] == "held" else SELF_MARGIN
                 # the path is checked at its samples; between them it may cut a little closer
-                assert gap > SELF_MARGIN - 0.01, (t, caps.names[i], caps.names[j], gap)
+                assert gap > margin - 0.003, (t, caps.names[i], caps.names[j], gap)
