@@ -172,7 +172,9 @@ class MotionPlanner:
         `shift` and `rise`: where the block lies from its slot's nominal centre (across, up); the
         fingers must close centred on it, or the first pad to touch levers the block sideways
         into its neighbour and the pull drags the neighbour out with it. `guard_n`: the approach
-        stops at this force against it (a finger meeting the block instead of passing beside it)."""
+        stops at this force against it (a finger meeting the block instead of passing beside it).
+        The fingers close lightly (PULL_GRIP_N) for the "pull", squeeze at the full grip force
+        while SQUEEZE_INSIDE of the block still rests in the tower, and draw it clear ("pull_out")."""
         end = self.tower.front_end(layer) if end is None else end
         axis = self.tower.axis(layer)
         into = -end * axis
