@@ -283,7 +283,7 @@ class RobotTurn:
                 MoveStep(step.label, step.trajectory, ForceGuard(axis, PULL_GUARD_N)), axis)
             report.pull_trace += trace
             # a block that slid out of the light grip held more than the guard allows too
-            if self.arm.telemetry().gripper_width_m < self.dims.width / 2:
+            if not self._holds_block(self.arm.telemetry().gripper_width_m):
                 return "slip"
             if result.outcome != "guard":
                 return None
@@ -323,7 +323,7 @@ class RobotTurn:
             toward = 1.0
             if met.outcome != "guard":
                 width = self._grip(pull.step("close"))
-                if width >= self.dims.width / 2:
+                if self._holds_block(width):
                     return pull
                 # closed on air: the block lies beyond one finger or the other, which is unknown
                 report.touches.append({"layer": source[0], "slot": source[1], "force_n": 0.0,
@@ -552,9 +552,13 @@ class RobotTurn:
         """After a pull the gripper must hold a block: closed on nothing means the block did not
         come out where planned, and carrying on would place air."""
         width = self.arm.telemetry().gripper_width_m
-        if width < self.dims.width / 2:
+        if not self._holds_block(width):
             raise TurnError(f"the gripper closed to {width * 1000:.1f} mm: it holds no block")
         self.held_width = width
+
+    def _holds_block(self, width_m: float) -> bool:
+        """Whether fingers stopped at this opening are on a block, not closed on air."""
+        return width_m >= self.dims.width / 2
 
     def _check_still_held(self) -> None:
         """Before the set-down: a block that turned in the fingers on the way up (seen in the
