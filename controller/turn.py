@@ -19,7 +19,7 @@ from planning.motion.plans import ForceGuard, GripStep, MotionPlan, MoveStep, Pl
 from planning.motion.trajectory import time_path
 from planning.rules import RuleOptions, check_move
 from planning.stability import BlockDims
-from planning.strategy import RESTORE_M, after_probe, best_probed, placement_slot, rank
+from planning.strategy import RESTORE_M, after_probe, best_probed, next_probe, placement_slot, rank
 from planning.tower import SLOTS, across_index, layer_axis
 
 PROBE_DEPTH = 0.005          # a test push moves the block at most this far
@@ -108,6 +108,8 @@ class RobotTurn:
         b = link.cell.blocks
         self.dims = BlockDims(b.length.mean, b.width.mean, b.height.mean, b.mass.mean)
         self.limits: dict[tuple[int, int], float] = {}   # safe push force per candidate, N
+        # per candidate, the chance that the block across its pulled end is unloaded
+        self.rider_p: dict[tuple[int, int], float] = {}
         self.stiffness = link.cell.tool.fingertip_stiffness
         # Blocks whose pull dragged the tower, in any turn of this game: in the simulated cell the
         # same blocks dragged at every pull, turn after turn.
@@ -136,6 +138,7 @@ class RobotTurn:
         offsets = _protrusions(obs)
         layers = state.top_layer + 1
         self.limits = {}
+        self.rider_p = {}
         pull = None
         while pull is None:
             with clock("probe"):
@@ -199,13 +202,14 @@ class RobotTurn:
             candidates = rank(state, belief, self.dims, self.options, exclude=tried | belief.stuck,
                               offsets=offsets, pulled_end=self.planner.tower.front_end)
             if not candidates:
-                best = best_probed(belief)
+                best = best_probed(belief, self.rider_p)
                 if best is None:
                     raise TurnError("no stable, reachable block would come out")
                 chosen = self._re_engage(best, obs, layers, belief)
                 continue
             self.limits.update({c.source: c.push_limit_n for c in candidates})
-            candidate = candidates[0].source
+            self.rider_p.update({c.source: c.rider_p for c in candidates})
+            candidate = next_probe(candidates).source
             tried.add(candidate)
             try:
                 outcome, record, plan = self._probe(candidate, obs, layers, state.top_layer)
@@ -213,7 +217,7 @@ class RobotTurn:
                 continue
             record.p_loose = belief.update(outcome)
             report.probes.append(record)
-            decision = after_probe(belief, outcome, len(report.probes))
+            decision = after_probe(belief, outcome, len(report.probes), self.rider_p)
             if decision.action == "take":
                 if self._push_through(candidate, plan, obs, layers, belief):
                     chosen = candidate

@@ -9,9 +9,14 @@ Policy for one turn:
 - blocks of the two bottom layers are left alone (LOWEST_LAYER);
 - a candidate whose pulled end carries a block that bears no load from above (a loose block of the
   layer above, or any block of the top layer) goes after those that do not: as the pulled block
-  slides out, the slightest lift drags such a rider along with it (see RIDER_P);
-- the candidate most likely loose goes first (ties: the larger margin);
-- a probe that shows a block confidently loose ends the search: that block is pushed through;
+  slides out, it drags such a rider along with it (see RIDER_P);
+- the candidate most likely to come out alone goes first: likely loose, with a block across its
+  pulled end that is likely loaded (ties: the larger margin);
+- when no one knows whether that block across the pulled end is loaded (an untested side block of a
+  full layer), it is tested first, if it is a candidate itself (`next_probe`): loose, it is the
+  better block to take; tight, the candidate under it comes out alone;
+- a probe that shows a block confidently loose ends the search, unless its pulled end carries a
+  rider: that block is pushed through;
 - a probed block that moved more than the rules' tolerance is put back before another is touched;
 - after MAX_PROBES probes without a confident answer, the most promising probed block is taken
   anyway (the rules allow no passing).
@@ -47,6 +52,10 @@ MIN_PUSH_N = 0.2
 # the pulled block (a 0.05 mm rise of the gripper along the pull was enough to lift it off its
 # other two supports), however slowly or softly the pull was made.
 RIDER_P = 0.5
+# A block across the pulled end at most this likely to be loose is taken to be loaded (a side block
+# of a layer of two: 0.12; one measured thicker than its mates: 0.15; one that did not give way
+# under a probe: 0.03); between this and RIDER_P no one knows, and it is worth a probe.
+RIDER_SAFE_P = 0.2
 MAX_PROBES = 6
 # A probed block displaced by more than this must be put back (RULES.md: 1 mm by default).
 RESTORE_M = 0.001
@@ -58,7 +67,22 @@ class Candidate:
     margin_mm: float
     p_loose: float
     push_limit_n: float = float("inf")     # the safe push force (PUSH_SAFETY of tipping)
-    rider: bool = False                      # an unloaded block lies across its pulled end
+    rider_p: float = 0.0                     # chance the block across its pulled end is unloaded
+    rider_at: tuple[int, int] | None = None  # that block (None: nothing lies there)
+
+    @property
+    def rider(self) -> bool:
+        """An unloaded block (likely enough) lies across the pulled end: pulling drags it."""
+        return self.rider_p >= RIDER_P
+
+    @property
+    def rider_unknown(self) -> bool:
+        return RIDER_SAFE_P < self.rider_p < RIDER_P
+
+    @property
+    def alone_p(self) -> float:
+        """Chance the block is loose and comes out alone."""
+        return self.p_loose * (1.0 - self.rider_p)
 
 
 def placement_slot(tower: TowerState, dims: BlockDims) -> tuple[int, int]:
@@ -86,27 +110,51 @@ def rank(tower: TowerState, belief: LoosenessBelief, dims: BlockDims,
         limit = PUSH_SAFETY * push_limit_n(tower, dims, source, offsets) if dims.mass > 0 else np.inf
         if limit < MIN_PUSH_N:
             continue
-        rider = pulled_end is not None and _has_rider(tower, belief, source, pulled_end(source[0]))
-        out.append(Candidate(source, margin, belief.p_loose.get(source, 0.0), float(limit), rider))
-    return sorted(out, key=lambda c: (c.rider, -c.p_loose, -c.margin_mm, c.source))
+        rider_at, rider_p = (None, 0.0) if pulled_end is None else \
+            _rider(tower, belief, source, pulled_end(source[0]))
+        out.append(Candidate(source, margin, belief.p_loose.get(source, 0.0), float(limit),
+                             rider_p, rider_at))
+    return sorted(out, key=lambda c: (c.rider, -c.alone_p, -c.margin_mm, c.source))
 
 
-def _has_rider(tower: TowerState, belief: LoosenessBelief, source: tuple[int, int], end: int) -> bool:
-    """Whether the block of the layer above that lies across `source`'s `end` bears no load:
-    slots across a layer run along the axis of the layer below, slot 2 at its +1 end."""
+def _rider(tower: TowerState, belief: LoosenessBelief, source: tuple[int, int], end: int
+           ) -> tuple[tuple[int, int] | None, float]:
+    """The block of the layer above that lies across `source`'s `end`, and the chance that it
+    bears no load (a top-layer block never does): slots across a layer run along the axis of the
+    layer below, slot 2 at its +1 end."""
     above = source[0] + 1
     slot = 2 if end > 0 else 0
     if above > tower.top_layer or not tower.row(above)[slot]:
-        return False
-    return above == tower.top_layer or belief.p_loose.get((above, slot), 0.0) >= RIDER_P
+        return None, 0.0
+    if above == tower.top_layer:
+        return (above, slot), 1.0
+    return (above, slot), belief.p_loose.get((above, slot), 0.0)
 
 
-def best_probed(belief: LoosenessBelief) -> tuple[int, int] | None:
-    """The most promising block probed so far that has not jammed, if any."""
+def next_probe(candidates: list[Candidate]) -> Candidate:
+    """The candidate to test next: the best one, unless no one knows whether the block across its
+    pulled end is loaded and that block is an (untested) candidate too: then that block first."""
+    best = candidates[0]
+    if best.rider_unknown:
+        for c in candidates:
+            if c.source == best.rider_at:
+                return c
+    return best
+
+
+def best_probed(belief: LoosenessBelief, rider_p: dict | None = None) -> tuple[int, int] | None:
+    """The most promising block probed so far that has not jammed, if any; `rider_p`: for each
+    block, the chance that the block across its pulled end is unloaded."""
+    rider_p = rider_p or {}
     tried = [o for o in belief.probes if (o.layer, o.slot) not in belief.stuck]
     if not tried:
         return None
-    best = max(tried, key=lambda o: (belief.p_loose[(o.layer, o.slot)], -o.peak_force_n))
+
+    def promise(o: ProbeOutcome):
+        key = (o.layer, o.slot)
+        return belief.p_loose[key] * (1.0 - rider_p.get(key, 0.0)), -o.peak_force_n
+
+    best = max(tried, key=promise)
     return best.layer, best.slot
 
 
@@ -116,13 +164,14 @@ class Decision:
     source: tuple[int, int] | None = None
 
 
-def after_probe(belief: LoosenessBelief, outcome: ProbeOutcome, probes_so_far: int) -> Decision:
-    """What to do once a probe is done."""
+def after_probe(belief: LoosenessBelief, outcome: ProbeOutcome, probes_so_far: int,
+                rider_p: dict | None = None) -> Decision:
+    """What to do once a probe is done; `rider_p` as for `best_probed`."""
     key = (outcome.layer, outcome.slot)
-    if belief.confident_loose(key):
+    if belief.confident_loose(key) and (rider_p or {}).get(key, 0.0) < RIDER_P:
         return Decision("take", key)
     if probes_so_far >= MAX_PROBES:
-        best = best_probed(belief)
+        best = best_probed(belief, rider_p)
         if best is not None:
             return Decision("take_best", best)
     if outcome.travel_m > RESTORE_M:

@@ -2,7 +2,8 @@ import pytest
 
 from planning.looseness import LoosenessBelief, ProbeOutcome, probe_threshold_n
 from planning.stability import BlockDims
-from planning.strategy import MAX_PROBES, after_probe, best_probed, placement_slot, rank
+from planning.strategy import (MAX_PROBES, RIDER_P, RIDER_SAFE_P, after_probe, best_probed, next_probe,
+                               placement_slot, rank)
 from planning.tower import TowerState
 
 DIMS = BlockDims(0.075, 0.025, 0.015)
@@ -110,3 +111,62 @@ def test_a_candidate_with_an_unloaded_block_across_its_pulled_end_goes_last(end,
     belief.p_loose[10, rider_slot] = 0.2
     belief.p_loose[10, 2 - rider_slot] = 0.8
     assert rank(tower(*rows), belief, DIMS, pulled_end=lambda layer: end)[0].source == (9, 1)
+
+
+def _ranked(belief, rows, end=-1):
+    return rank(tower(*rows), belief, DIMS, pulled_end=lambda layer: end)
+
+
+def test_a_loaded_block_across_the_pulled_end_beats_an_untested_one():
+    rows = [(1, 1, 1)] * 18
+    rows[9] = (1, 0, 1)                 # layer 10: two blocks, both carry the load above
+    belief = LoosenessBelief.prior(tower(*rows))
+    ranked = _ranked(belief, rows)
+    under_two = next(c for c in ranked if c.source[0] == 9)
+    under_three = next(c for c in ranked if c.source[0] == 8)
+    assert under_two.rider_p < RIDER_SAFE_P < under_three.rider_p < RIDER_P
+    assert under_two.alone_p > under_three.alone_p
+    assert ranked.index(under_two) < ranked.index(under_three)
+
+
+def test_an_untested_block_across_the_best_candidates_pulled_end_is_tested_first():
+    rows = [(1, 1, 1)] * 18
+    belief = LoosenessBelief.prior(tower(*rows))
+    belief.p_loose[9, 1] = 0.8                          # the best bet; (10, 0) lies on its end
+    ranked = _ranked(belief, rows)
+    assert ranked[0].source == (9, 1) and ranked[0].rider_at == (10, 0) and ranked[0].rider_unknown
+    assert next_probe(ranked).source == (10, 0)
+    # tested tight, it is no longer in doubt: the best bet goes first
+    belief.update(ProbeOutcome(10, 0, 0.6, 0.0001, True, 0.5))
+    ranked = _ranked(belief, rows)
+    assert next_probe(ranked).source == (9, 1) and not ranked[0].rider_unknown
+    # tested loose, it is a rider: the best bet goes last
+    belief.p_loose[10, 0] = 0.95
+    ranked = _ranked(belief, rows)
+    assert next(c for c in ranked if c.source == (9, 1)).rider
+    assert ranked[-1].rider
+
+
+def test_a_block_in_doubt_that_is_not_a_candidate_is_not_tested_in_its_place():
+    rows = [(1, 1, 1)] * 18
+    belief = LoosenessBelief.prior(tower(*rows))
+    belief.p_loose[16, 1] = 0.8                         # (17, 0) lies on its end ...
+    ranked = rank(tower(*rows), belief, DIMS, exclude={(17, 0)}, pulled_end=lambda layer: -1)
+    assert ranked[0].source == (16, 1) and ranked[0].rider_unknown
+    assert (17, 0) not in [c.source for c in ranked]     # ... and is no candidate
+    assert next_probe(ranked).source == (16, 1)
+
+
+def test_a_confidently_loose_block_is_not_taken_with_a_rider_on_its_pulled_end():
+    belief = LoosenessBelief.prior(TowerState.fresh())
+    slid = ProbeOutcome(8, 1, 0.1, 0.0049, False, 0.6)
+    belief.update(slid)
+    assert after_probe(belief, slid, 1, {(8, 1): 0.95}).action == "restore_then_next"
+    assert after_probe(belief, slid, 1, {(8, 1): 0.45}).action == "take"     # in doubt, untestable
+    assert after_probe(belief, slid, 1).action == "take"
+    alone = ProbeOutcome(5, 1, 0.15, 0.0035, False, 0.6)
+    belief.update(alone)
+    risks = {(8, 1): 0.95, (5, 1): 0.03}
+    assert best_probed(belief) == (8, 1)                  # looser, but ...
+    assert best_probed(belief, risks) == (5, 1)           # ... it would drag its rider
+    assert after_probe(belief, alone, MAX_PROBES, risks).source == (5, 1)
