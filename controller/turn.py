@@ -14,12 +14,14 @@ from controller.cell_link import CellLink
 from firmware_bridge.client import MotionResult
 from perception.observation import PerceptionError, TowerObservation
 from planning.looseness import LoosenessBelief, ProbeOutcome, probe_threshold_n
-from planning.motion.planner import PULL_SPEED, PUSH_THROUGH, STANDOFF, MotionPlanner
+from planning.motion.planner import (PLACE_GUARD_N, PLACE_OVERHANG, PULL_SPEED, PUSH_THROUGH, STANDOFF,
+                                     MotionPlanner)
 from planning.motion.plans import ForceGuard, GripStep, MotionPlan, MoveStep, PlanError
 from planning.motion.trajectory import time_path
 from planning.rules import RuleOptions, check_move
 from planning.stability import BlockDims
-from planning.strategy import RESTORE_M, after_probe, best_probed, next_probe, placement_slot, rank
+from planning.strategy import (RESTORE_M, after_probe, best_probed, next_probe, placement_guards,
+                               placement_slot, rank)
 from planning.tower import SLOTS, across_index, layer_axis
 
 PROBE_DEPTH = 0.005          # a test push moves the block at most this far
@@ -163,8 +165,12 @@ class RobotTurn:
         target = placement_slot(after, self.dims)
         report.target = target
         with clock("place"):
+            press_n, align_n = placement_guards(
+                after, self.dims, target, PLACE_OVERHANG, PLACE_GUARD_N, 2 * PLACE_GUARD_N,
+                {k: v for k, v in offsets.items() if k != chosen})
             place = self.planner.place(self._q(), *target, pull.held,
-                                       shift=placement_shift(obs, target, self.dims.width))
+                                       shift=placement_shift(obs, target, self.dims.width),
+                                       guard_n=press_n, align_guard_n=align_n)
             report.released_at = self._run_place(place, target[0])
         report.legal = check_move(state, chosen, target, layer_axis(target[0]), self.options) == []
         with clock("clear"):

@@ -204,6 +204,40 @@ def push_limit_n(tower: TowerState, dims: BlockDims, source: tuple[int, int],
     return float(limit)
 
 
+
+def press_limit_n(tower: TowerState, dims: BlockDims, at: tuple[int, int], offset: float = 0.0,
+                  offsets: dict[tuple[int, int], float] | None = None, g: float = 9.81) -> float:
+    """The largest downward force (N) on the block at `at` (moved `offset` along its axis) before
+    the part of the tower above some interface below it would tip over that interface's support
+    edge: the weight above and the press act together at their weighted centre, which must stay
+    inside the support. Infinite when the pressed point itself lies over every support. The block
+    at `at` is added to `tower` if it is not there (a block being set down)."""
+    if dims.mass <= 0:
+        raise ValueError("press limits need the blocks' mass")
+    if at[0] > tower.top_layer or not tower.row(at[0])[at[1]]:
+        tower = tower.with_block(*at)
+    offsets = dict(offsets or {})
+    offsets[at] = offset
+    blocks = [(lay, slot, offsets.get((lay, slot), 0.0)) for lay, slot in tower.blocks()]
+    point = block_centre(dims, *at, offset)
+    limit = np.inf
+    for interface in range(0, at[0]):
+        above = [b for b in blocks if b[0] > interface]
+        patches = _contact_patches(dims, blocks, interface)
+        if not patches:
+            return 0.0
+        hull = _convex_hull(np.concatenate(patches))
+        com = np.mean([block_centre(dims, *b) for b in above], axis=0)
+        weight = len(above) * dims.mass * g
+        if _margin(point, [hull]) > 0:
+            continue
+        span = float(np.linalg.norm(point - com))
+        reach = _reach(com, (point - com) / max(span, 1e-12), hull)
+        # weighted centre c + F / (W + F) (p - c) reaches the edge when that share is reach / span
+        share = min(reach / max(span, 1e-12), 1.0)
+        limit = min(limit, weight * share / (1.0 - share) if share < 1.0 else np.inf)
+    return float(limit)
+
 def _reach(point: np.ndarray, direction: np.ndarray, hull: np.ndarray) -> float:
     """How far (m) from `point` along `direction` the edge of the convex `hull` lies (0 when the
     point is outside or the hull is degenerate)."""

@@ -31,7 +31,7 @@ import numpy as np
 
 from planning.looseness import LoosenessBelief, ProbeOutcome
 from planning.rules import RuleOptions, legal_sources, placement_target
-from planning.stability import BlockDims, best_slot, push_limit_n, removal_margin
+from planning.stability import BlockDims, best_slot, press_limit_n, push_limit_n, removal_margin
 from planning.tower import TowerState
 
 MIN_MARGIN_MM = 3.0
@@ -50,13 +50,27 @@ MIN_PUSH_N = 0.2
 # A block of the layer above lying across the pulled end with at least this chance of being loose
 # is a rider: in the simulated cell an unloaded block lying there slid 10-50 mm off the tower with
 # the pulled block (a 0.05 mm rise of the gripper along the pull was enough to lift it off its
-# other two supports), however slowly or softly the pull was made.
+# other two supports), however slowly or softly the pull was made. Pressing the pulled block down
+# does not help: in a fresh seed-1 tower, side block 6.0 rested on pulled block 5.1 and on 5.0 with
+# about equal force (0.3 N each), and the pull dragged it 24 mm; with the pull line 0.4 mm lower,
+# 30 mm.
 RIDER_P = 0.5
-# A block across the pulled end at most this likely to be loose is taken to be loaded (a side block
-# of a layer of two: 0.12; one measured thicker than its mates: 0.15; one that did not give way
-# under a probe: 0.03); between this and RIDER_P no one knows, and it is worth a probe.
-RIDER_SAFE_P = 0.2
+# A block across the pulled end at most this likely to be loose is taken to be loaded: a block of a
+# layer of two (0.12), or one that did not give way under a probe (0.03). One that perception
+# measured as the thickest of its layer (0.15) is still worth a probe: that rests on height
+# differences of 0.08 mm, and a rider dragged costs the game. Between this and RIDER_P no one
+# knows.
+RIDER_SAFE_P = 0.13
 MAX_PROBES = 6
+# Setting a block down presses on the tower, and pushing it home pushes the top layer: both stay
+# within PLACE_SAFETY of the force that would tip the tower over a weak interface below (a layer
+# of two blocks side by side). On a 21-story tower whose layer 8 had lost a side block, a press
+# of 4.5 N on a side block of the top layer, or a push of 0.42 N along it (were it to jam), was
+# enough. The floors keep the guards above what a normal set-down and slide take (landing reads
+# a few tenths of a newton; a block slides home at 0.05-0.1 N).
+PLACE_SAFETY = 0.5
+MIN_PRESS_N = 1.0
+MIN_ALIGN_N = 0.3
 # A probed block displaced by more than this must be put back (RULES.md: 1 mm by default).
 RESTORE_M = 0.001
 
@@ -90,6 +104,22 @@ def placement_slot(tower: TowerState, dims: BlockDims) -> tuple[int, int]:
     stable (the middle of a new layer, then the sides)."""
     target = placement_target(tower)
     return target.layer, best_slot(tower, dims, target.layer, target.slots)
+
+
+def placement_guards(tower: TowerState, dims: BlockDims, target: tuple[int, int], overhang: float,
+                     press_max_n: float, push_max_n: float, offsets: dict | None = None
+                     ) -> tuple[float, float]:
+    """Guards (N) for setting a block down at `target` on `tower` (which has the block taken out
+    but not yet placed), set down overhanging either end by `overhang`: the press, then the push
+    home along the block; each the safe share of its tipping force, kept between its floor and
+    the planner's default (`press_max_n`, `push_max_n`)."""
+    if dims.mass <= 0:
+        return press_max_n, push_max_n
+    press = min(press_limit_n(tower, dims, target, sign * overhang, offsets) for sign in (1, -1))
+    placed = tower if tower.has_block(*target) else tower.with_block(*target)
+    push = push_limit_n(placed, dims, target, offsets)
+    return (float(np.clip(PLACE_SAFETY * press, MIN_PRESS_N, press_max_n)),
+            float(np.clip(PLACE_SAFETY * push, MIN_ALIGN_N, push_max_n)))
 
 
 def rank(tower: TowerState, belief: LoosenessBelief, dims: BlockDims,

@@ -217,10 +217,12 @@ class MotionPlanner:
     # --- place --------------------------------------------------------------------------------
 
     def place(self, q_start: np.ndarray, layer: int, slot: int, held: HeldBlock | None = None, *,
-              align: bool = True, shift: float = 0.0) -> MotionPlan:
+              align: bool = True, shift: float = 0.0, guard_n: float = PLACE_GUARD_N,
+              align_guard_n: float = 2 * PLACE_GUARD_N) -> MotionPlan:
         """Put the block held as `held` (from the pull plan; default a level grip) into `slot` of
         `layer` (the top layer, or a new one above it), `shift` across the layer from the slot's
-        centre (clear of a neighbour that lies off its own centre)."""
+        centre (clear of a neighbour that lies off its own centre). `guard_n` stops the descent
+        onto the tower, `align_guard_n` the push home."""
         held = held or self.level_grip
         axis = self.tower.axis(layer)
         below = layer - 1
@@ -257,7 +259,7 @@ class MotionPlanner:
                                       away.end, APPROACH_SPEED, free)
                     steps = [MoveStep("transit", self._transit(q_start, down.start, layer, held)),
                              MoveStep("descend", down),
-                             MoveStep("settle", settle, self._guard(PLACE_GUARD_N, (0.0, 0.0, 0.0),
+                             MoveStep("settle", settle, self._guard(guard_n, (0.0, 0.0, 0.0),
                                                                     world_up=rotation)),
                              GripStep("release", self.cell.tool.stroke, 0.0),
                              MoveStep("back_off", away),
@@ -266,7 +268,7 @@ class MotionPlanner:
                     if align:
                         home = self.push(lift.end, layer, slot, 0.0, tower_layers=layer, end=end,
                                          protrusion=PLACE_OVERHANG, speed=0.01,
-                                         guard_n=PLACE_GUARD_N * 2, shift=shift)
+                                         guard_n=align_guard_n, shift=shift)
                         plan = MotionPlan("place", plan.steps + tuple(
                             _relabel(s, "align_") for s in home.steps), frame=home.frame)
                     return plan

@@ -2,8 +2,10 @@ import pytest
 
 from planning.looseness import LoosenessBelief, ProbeOutcome, probe_threshold_n
 from planning.stability import BlockDims
-from planning.strategy import (MAX_PROBES, RIDER_P, RIDER_SAFE_P, after_probe, best_probed, next_probe,
-                               placement_slot, rank)
+from planning.strategy import (MAX_PROBES, MIN_ALIGN_N, MIN_PRESS_N, PLACE_SAFETY, RIDER_P, RIDER_SAFE_P,
+                               after_probe, best_probed, next_probe, placement_guards, placement_slot,
+                               rank)
+from planning.stability import press_limit_n, push_limit_n
 from planning.tower import TowerState
 
 DIMS = BlockDims(0.075, 0.025, 0.015)
@@ -170,3 +172,20 @@ def test_a_confidently_loose_block_is_not_taken_with_a_rider_on_its_pulled_end()
     assert best_probed(belief) == (8, 1)                  # looser, but ...
     assert best_probed(belief, risks) == (5, 1)           # ... it would drag its rider
     assert after_probe(belief, alone, MAX_PROBES, risks).source == (5, 1)
+
+
+
+def test_setting_a_block_down_stays_within_the_forces_that_would_tip_the_tower():
+    massive = BlockDims(0.075, 0.025, 0.015, 0.019)
+    fresh = TowerState.fresh()
+    press, align = placement_guards(fresh, massive, (19, 1), 0.03, 3.0, 6.0)
+    assert press == 3.0                                     # a press on top of a full tower: the default
+    assert align == pytest.approx(PLACE_SAFETY * push_limit_n(fresh.with_block(19, 1), massive, (19, 1)))
+    assert MIN_ALIGN_N <= align < 6.0
+    weak = fresh.without(8, 2).without(18, 2)         # (18, 2) is being set back
+    press, _ = placement_guards(weak, massive, (18, 2), 0.03, 3.0, 6.0)
+    assert press == pytest.approx(max(MIN_PRESS_N, PLACE_SAFETY * min(
+        press_limit_n(weak, massive, (18, 2), o) for o in (0.03, -0.03))))
+    assert press < 3.0
+    # without the blocks' mass nothing is known: the defaults
+    assert placement_guards(weak, DIMS, (18, 2), 0.03, 3.0, 6.0) == (3.0, 6.0)

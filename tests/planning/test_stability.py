@@ -2,7 +2,8 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from planning.stability import BlockDims, analyse, best_slot, push_limit_n, removal_margin
+from planning.stability import (BlockDims, _contact_patches, _margin, analyse, best_slot, block_centre,
+                                press_limit_n, push_limit_n, removal_margin)
 from planning.tower import TowerState
 
 DIMS = BlockDims(0.075, 0.025, 0.015)
@@ -107,3 +108,53 @@ def test_push_limit_is_the_tipping_force_about_the_base():
 def test_push_limit_is_positive_on_a_fresh_tower(layer, slot):
     dims = BlockDims(0.075, 0.025, 0.015, 0.016)
     assert 0 < push_limit_n(TowerState.fresh(), dims, (layer, slot)) < 100
+
+
+MASSIVE = BlockDims(0.075, 0.025, 0.015, 0.016)
+
+
+def test_a_press_over_the_support_never_tips_a_fresh_tower():
+    assert press_limit_n(TowerState.fresh(), MASSIVE, (18, 0)) == np.inf
+    assert press_limit_n(TowerState.fresh(), MASSIVE, (19, 1), 0.03) == np.inf   # set down on top
+
+
+def test_a_press_beyond_a_narrow_layer_tips_the_tower_above_it():
+    # layer 8 keeps its slots 0 and 1: everything above stands on a support 12.5 mm past its
+    # centre line; a side block of the layers of the same direction lies over nothing there
+    holed = TowerState.fresh().without(8, 2)
+    limit = press_limit_n(holed, MASSIVE, (18, 2))
+    assert 0 < limit < np.inf
+    # the weight above layer 8 (10 layers and the pressed one's) about the support edge
+    above = 30 * MASSIVE.mass * 9.81
+    com = 0.0                      # the upper tower is centred over the missing block's neighbour
+    assert limit == pytest.approx(above * (0.0125 - com) / (0.025 - 0.0125), rel=0.02)
+    assert press_limit_n(holed, MASSIVE, (18, 0)) == np.inf      # the other side is supported
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.integers(3, 17), st.sampled_from([0, 2])), max_size=6, unique=True),
+       st.integers(0, 2), st.sampled_from([-0.03, 0.0, 0.03]))
+def test_the_press_limit_is_where_the_weighted_centre_reaches_a_support_edge(holes, slot, offset):
+    tower = TowerState.fresh()
+    for hole in holes:
+        tower = tower.without(*hole)
+    target = (19, slot)
+    limit = press_limit_n(tower, MASSIVE, target, offset)
+    placed = tower.with_block(*target)
+    blocks = [(lay, s, offset if (lay, s) == target else 0.0) for lay, s in placed.blocks()]
+    point = block_centre(MASSIVE, *target, offset)
+
+    def tips(force: float) -> bool:
+        for interface in range(19):
+            above = [b for b in blocks if b[0] > interface]
+            weight = len(above) * MASSIVE.mass * 9.81
+            com = np.mean([block_centre(MASSIVE, *b) for b in above], axis=0)
+            centre = (weight * com + force * point) / (weight + force)
+            if _margin(centre, _contact_patches(MASSIVE, blocks, interface)) < -1e-9:
+                return True
+        return False
+
+    if not np.isfinite(limit):
+        assert not tips(1e4)
+    else:
+        assert not tips(0.98 * limit) and tips(1.02 * limit)
