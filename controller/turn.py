@@ -338,7 +338,7 @@ class RobotTurn:
                 # closed on air: the block lies beyond one finger or the other, which is unknown
                 report.touches.append({"layer": source[0], "slot": source[1], "force_n": 0.0,
                                        "missed": True, "shift_mm": (seen["shift"] + extra) * 1000})
-                self.arm.gripper(self.planner.cell.tool.stroke, 1.0)
+                self._open_fully()
             else:
                 # A finger at +y (tool) pressed back along -z twists the wrist negatively about x.
                 torque_x = float(self.arm.telemetry().wrench[3])
@@ -355,7 +355,7 @@ class RobotTurn:
     def _let_go(self, source, obs, travel: float, frame: str, into, layers: int) -> None:
         """Open, back away from a block that dragged the tower, and push it home by `travel`,
         how far it was pushed through and drawn out."""
-        self.arm.gripper(self.planner.cell.tool.stroke, 1.0)
+        self._open_fully()
         self._back_off(frame, into, layers, "let_go")
         self._restore(source, obs, travel, layers)
 
@@ -601,6 +601,9 @@ class RobotTurn:
                 self._grip(step)
             else:
                 self._follow(step)
+
+    def _open_fully(self) -> None:
+        self.arm.gripper(self.planner.cell.tool.stroke, 1.0)
 
     def _grip(self, step: GripStep) -> float:
         """Open or close the fingers as a plan's step says; the opening they stopped at (m)."""

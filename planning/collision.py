@@ -6,6 +6,8 @@ Pure geometry, no physics. Clearances are in metres; negative means penetration.
 
 from __future__ import annotations
 
+import functools
+
 from dataclasses import dataclass
 
 import numpy as np
@@ -131,13 +133,21 @@ class CollisionChecker:
         return not self.contacts(q, tower_layers, tower_margin, exempt, held, fine_margin)
 
 
-def _self_contacts(caps) -> list[Contact]:
-    tool = [i for i, n in enumerate(caps.names) if n in TOOL_PARTS]
-    links = [i for i, n in enumerate(caps.names) if n in BIG_LINKS]
+@functools.lru_cache(maxsize=8)
+def _self_pairs(names: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Index pairs (tool part, big link) of a capsule list, and each pair's margin: the same few
+    name lists come back at every configuration checked."""
+    tool = [i for i, n in enumerate(names) if n in TOOL_PARTS]
+    links = [i for i, n in enumerate(names) if n in BIG_LINKS]
     a, b = np.repeat(tool, len(links)), np.tile(links, len(tool))
+    margin = np.where(np.array(names)[a] == "held", HELD_SELF_MARGIN, SELF_MARGIN)
+    return a, b, margin
+
+
+def _self_contacts(caps) -> list[Contact]:
+    a, b, margin = _self_pairs(tuple(caps.names))
     clearance = (segments_distance(caps.starts[a], caps.ends[a], caps.starts[b], caps.ends[b])
                  - caps.radii[a] - caps.radii[b])
-    margin = np.where(np.array(caps.names)[a] == "held", HELD_SELF_MARGIN, SELF_MARGIN)
     return [Contact(caps.names[a[k]], caps.names[b[k]], float(clearance[k]))
             for k in np.flatnonzero(clearance < margin)]
 
