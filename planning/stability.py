@@ -184,25 +184,17 @@ def push_limit_n(tower: TowerState, dims: BlockDims, source: tuple[int, int],
     against the weight above x the distance from its centre of mass to the edge along the push."""
     if dims.mass <= 0:
         raise ValueError("push limits need the blocks' mass")
-    offsets = offsets or {}
     layer = source[0]
-    blocks = [(lay, slot, offsets.get((lay, slot), 0.0)) for lay, slot in tower.blocks()]
     along = np.array([1.0, 0.0]) if layer_axis(layer) == "x" else np.array([0.0, 1.0])
     push_z = (layer - 0.5) * dims.height
     limit = np.inf
-    for interface in range(0, layer):
-        above = [b for b in blocks if b[0] > interface]
-        patches = _contact_patches(dims, blocks, interface)
-        if not patches:
+    for interface, hull, com, weight in _loads_below(tower, dims, layer, offsets or {}, g):
+        if hull is None:
             return 0.0
-        hull = _convex_hull(np.concatenate(patches))
-        com = np.mean([block_centre(dims, *b) for b in above], axis=0)
-        weight = len(above) * dims.mass * g
         lever = push_z - interface * dims.height
         for sign in (1.0, -1.0):
             limit = min(limit, weight * _reach(com, sign * along, hull) / lever)
     return float(limit)
-
 
 
 def press_limit_n(tower: TowerState, dims: BlockDims, at: tuple[int, int], offset: float = 0.0,
@@ -214,21 +206,15 @@ def press_limit_n(tower: TowerState, dims: BlockDims, at: tuple[int, int], offse
     at `at` is added to `tower` if it is not there (a block being set down)."""
     if dims.mass <= 0:
         raise ValueError("press limits need the blocks' mass")
-    if at[0] > tower.top_layer or not tower.row(at[0])[at[1]]:
+    if not tower.has_block(*at):
         tower = tower.with_block(*at)
     offsets = dict(offsets or {})
     offsets[at] = offset
-    blocks = [(lay, slot, offsets.get((lay, slot), 0.0)) for lay, slot in tower.blocks()]
     point = block_centre(dims, *at, offset)
     limit = np.inf
-    for interface in range(0, at[0]):
-        above = [b for b in blocks if b[0] > interface]
-        patches = _contact_patches(dims, blocks, interface)
-        if not patches:
+    for _, hull, com, weight in _loads_below(tower, dims, at[0], offsets, g):
+        if hull is None:
             return 0.0
-        hull = _convex_hull(np.concatenate(patches))
-        com = np.mean([block_centre(dims, *b) for b in above], axis=0)
-        weight = len(above) * dims.mass * g
         if _margin(point, [hull]) > 0:
             continue
         span = float(np.linalg.norm(point - com))
@@ -237,6 +223,20 @@ def press_limit_n(tower: TowerState, dims: BlockDims, at: tuple[int, int], offse
         share = min(reach / max(span, 1e-12), 1.0)
         limit = min(limit, weight * share / (1.0 - share) if share < 1.0 else np.inf)
     return float(limit)
+
+
+def _loads_below(tower: TowerState, dims: BlockDims, layer: int, offsets: dict, g: float):
+    """For each interface under `layer`, bottom up: the interface, the convex hull of its support
+    (None when nothing of the tower above rests on it), and the centre of mass (x, y) and weight
+    (N) of everything above it."""
+    blocks = [(lay, slot, offsets.get((lay, slot), 0.0)) for lay, slot in tower.blocks()]
+    for interface in range(0, layer):
+        above = [b for b in blocks if b[0] > interface]
+        patches = _contact_patches(dims, blocks, interface)
+        hull = _convex_hull(np.concatenate(patches)) if patches else None
+        com = np.mean([block_centre(dims, *b) for b in above], axis=0)
+        yield interface, hull, com, len(above) * dims.mass * g
+
 
 def _reach(point: np.ndarray, direction: np.ndarray, hull: np.ndarray) -> float:
     """How far (m) from `point` along `direction` the edge of the convex `hull` lies (0 when the

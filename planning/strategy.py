@@ -115,8 +115,8 @@ def placement_guards(tower: TowerState, dims: BlockDims, target: tuple[int, int]
     the planner's default (`press_max_n`, `push_max_n`)."""
     if dims.mass <= 0:
         return press_max_n, push_max_n
-    press = min(press_limit_n(tower, dims, target, sign * overhang, offsets) for sign in (1, -1))
     placed = tower if tower.has_block(*target) else tower.with_block(*target)
+    press = min(press_limit_n(placed, dims, target, sign * overhang, offsets) for sign in (1, -1))
     push = push_limit_n(placed, dims, target, offsets)
     return (float(np.clip(PLACE_SAFETY * press, MIN_PRESS_N, press_max_n)),
             float(np.clip(PLACE_SAFETY * push, MIN_ALIGN_N, push_max_n)))
