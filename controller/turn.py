@@ -229,8 +229,7 @@ class RobotTurn:
                     chosen = candidate
                 continue
             self._retreat(plan, layers)
-            if outcome.travel_m > RESTORE_M and decision.source != candidate:
-                # a tested block goes back before another is touched
+            if decision.restore:
                 self._restore(candidate, obs, outcome.travel_m, layers)
             if decision.action == "take_best":
                 chosen = self._re_engage(decision.source, obs, layers, belief)

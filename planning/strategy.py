@@ -192,6 +192,7 @@ def best_probed(belief: LoosenessBelief, rider_p: dict | None = None) -> tuple[i
 class Decision:
     action: str              # "take", "restore_then_next", "next", "take_best"
     source: tuple[int, int] | None = None
+    restore: bool = False    # push the probed block back home before anything else is touched
 
 
 def after_probe(belief: LoosenessBelief, outcome: ProbeOutcome, probes_so_far: int,
@@ -203,7 +204,7 @@ def after_probe(belief: LoosenessBelief, outcome: ProbeOutcome, probes_so_far: i
     if probes_so_far >= MAX_PROBES:
         best = best_probed(belief, rider_p)
         if best is not None:
-            return Decision("take_best", best)
+            return Decision("take_best", best, restore=outcome.travel_m > RESTORE_M and best != key)
     if outcome.travel_m > RESTORE_M:
-        return Decision("restore_then_next", key)
+        return Decision("restore_then_next", key, restore=True)
     return Decision("next", key)

@@ -25,7 +25,8 @@ class BlockPose:
     position: np.ndarray   # centre, tower frame, m
     axis: np.ndarray       # unit vector along the block's length, tower frame
     yaw: float             # rad about the tower's z, of the length axis
-    tilt: float            # rad between the block's z axis and the vertical
+    tilt: float            # rad between the block's thickness axis and the vertical, either
+                           # way up: a box lying upside down lies level
 
 
 class GroundTruth:
@@ -50,7 +51,7 @@ class GroundTruth:
         position = self._rot @ (data.xpos[body] - self._origin)
         rot = self._rot @ data.xmat[body].reshape(3, 3)
         axis = rot[:, 0]
-        tilt = float(np.arccos(np.clip(rot[2, 2], -1.0, 1.0)))
+        tilt = float(np.arccos(np.clip(abs(rot[2, 2]), 0.0, 1.0)))
         return BlockPose(block, position, axis, float(np.arctan2(axis[1], axis[0])), tilt)
 
     def positions(self) -> dict[int, np.ndarray]:

@@ -9,6 +9,8 @@ from __future__ import annotations
 import threading
 import time
 
+import numpy as np
+
 from firmware_bridge.device.engine import DeviceEngine
 from firmware_bridge.device.pty_port import PtyPort
 from hardware.sim.camera_server import CameraServer, frame_period
@@ -80,6 +82,7 @@ class SimServer:
             for b in self.world.blocks:
                 pose = self.truth.pose(b.index)
                 blocks[b.index] = {"position": pose.position.tolist(), "axis": pose.axis.tolist(),
+                                   "tilt_deg": float(np.degrees(pose.tilt)),
                                    "slot": self.truth.slot_of(b.index)}
             try:
                 layers = [[int(v) for v in row] for row in self.truth.tower_state().layers]

@@ -16,12 +16,7 @@ from controller.solo import play_solo
 from planning.rules import check_move
 from planning.tower import TowerState, layer_axis
 
-# Issue 7 is open: on this seed the robot's turns do not yet come out right every time. Seen last:
-# a placed block not seen in its slot, and let-gos of blocks that drag the tower disturbing it.
-# The test runs and reports; it does not gate.
-pytestmark = [pytest.mark.hil,
-              pytest.mark.xfail(reason="issue 7 open: robot turns are not yet reliable on this seed",
-                                strict=False)]
+pytestmark = pytest.mark.hil
 
 SEED = 3
 TURNS = 3

@@ -19,6 +19,21 @@ def test_fresh_tower_stands_and_reads_as_a_full_tower(world, fresh):
     assert max(truth.displacements().values()) < 0.0002
 
 
+def test_a_block_lying_upside_down_is_still_in_its_slot(world, fresh):
+    # The gripper can hand a block over turned about its length; it is still a block in its slot.
+    world.restore(fresh)
+    truth = GroundTruth(world)
+    block = next(b.index for b in world.blocks if truth.slot_of(b.index) == (18, 1))
+    adr = world.model.jnt_qposadr[world.model.body_jntadr[world.block_body[block]]]
+    turned = np.zeros(4)
+    mujoco.mju_mulQuat(turned, world.data.qpos[adr + 3:adr + 7].copy(), np.array([0.0, 1.0, 0.0, 0.0]))
+    world.data.qpos[adr + 3:adr + 7] = turned
+    mujoco.mj_forward(world.model, world.data)
+    assert truth.pose(block).tilt < np.radians(1)
+    assert truth.slot_of(block) == (18, 1)
+    world.restore(fresh)
+
+
 def test_awake_tower_creeps_less_than_a_few_microns_a_second(world, fresh):
     world.restore(fresh)
     truth = GroundTruth(world)

@@ -3,8 +3,8 @@ import pytest
 from planning.looseness import LoosenessBelief, ProbeOutcome, probe_threshold_n
 from planning.stability import BlockDims
 from planning.strategy import (MAX_PROBES, MIN_ALIGN_N, MIN_PRESS_N, PLACE_SAFETY, RIDER_P, RIDER_SAFE_P,
-                               after_probe, best_probed, next_probe, placement_guards, placement_slot,
-                               rank)
+                               Decision, after_probe, best_probed, next_probe, placement_guards,
+                               placement_slot, rank)
 from planning.stability import press_limit_n, push_limit_n
 from planning.tower import TowerState
 
@@ -60,17 +60,19 @@ def test_probe_policy():
     belief = LoosenessBelief.prior(TowerState.fresh())
     stuck = ProbeOutcome(6, 1, 0.8, 0.0002, True, 0.6)
     belief.update(stuck)
-    assert after_probe(belief, stuck, 1).action == "next"
+    assert after_probe(belief, stuck, 1) == Decision("next", (6, 1), restore=False)
     shoved = ProbeOutcome(7, 0, 0.65, 0.002, True, 0.6)
     belief.update(shoved)
-    assert after_probe(belief, shoved, 2).action == "restore_then_next"
+    assert after_probe(belief, shoved, 2) == Decision("restore_then_next", (7, 0), restore=True)
     slid = ProbeOutcome(8, 2, 0.1, 0.0049, False, 0.6)
     belief.update(slid)
     assert after_probe(belief, slid, 3) .action == "take"
     other = ProbeOutcome(9, 0, 0.7, 0.0, True, 0.6)
     belief.update(other)
     last = after_probe(belief, other, MAX_PROBES)
-    assert last.action == "take_best" and last.source == (8, 2)
+    assert last.action == "take_best" and last.source == (8, 2) and not last.restore
+    shoved_last = after_probe(belief, shoved, MAX_PROBES)
+    assert shoved_last.source == (8, 2) and shoved_last.restore      # 7.0 goes home first
 
 
 def test_a_block_that_jammed_is_never_the_best_bet_again():
@@ -163,7 +165,9 @@ def test_a_confidently_loose_block_is_not_taken_with_a_rider_on_its_pulled_end()
     belief = LoosenessBelief.prior(TowerState.fresh())
     slid = ProbeOutcome(8, 1, 0.1, 0.0049, False, 0.6)
     belief.update(slid)
-    assert after_probe(belief, slid, 1, {(8, 1): 0.95}).action == "restore_then_next"
+    # ridden: it slid 4.9 mm, so it goes back home before the rider is tested
+    assert after_probe(belief, slid, 1, {(8, 1): 0.95}) == Decision("restore_then_next", (8, 1),
+                                                                    restore=True)
     assert after_probe(belief, slid, 1, {(8, 1): 0.45}).action == "take"     # in doubt, untestable
     assert after_probe(belief, slid, 1).action == "take"
     alone = ProbeOutcome(5, 1, 0.15, 0.0035, False, 0.6)
