@@ -13,8 +13,9 @@ extra rounds among the tied players only, scored the same way, until one of them
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from enum import Enum
+from typing import Any
 
 from planning.rules.options import RuleOptions
 from planning.rules.round import RoundReferee, RoundResult, RoundStatus
@@ -53,6 +54,31 @@ class MatchConfig:
             raise ValueError(f"teams are only for team scoring, not {self.scoring.value}")
         if self.target_points < 1 or self.rounds < 1:
             raise ValueError("target_points and rounds must be at least 1")
+
+    def to_json(self) -> dict[str, Any]:
+        return {"players": list(self.players), "scoring": self.scoring.value,
+                "target_points": self.target_points, "rounds": self.rounds,
+                "teams": [list(team) for team in self.teams], "options": asdict(self.options)}
+
+    @classmethod
+    def from_json(cls, obj: Any) -> MatchConfig:
+        """The inverse of `to_json`; ValueError naming what is wrong."""
+        if not isinstance(obj, dict):
+            raise ValueError(f"a match configuration is an object, got {obj!r}")
+        known = {f.name for f in fields(RuleOptions)}
+        options = obj.get("options", {})
+        if not isinstance(options, dict) or set(options) - known:
+            raise ValueError(f"unknown rule options: {sorted(set(options) - known)}"
+                             if isinstance(options, dict) else "\"options\" must be an object")
+        try:
+            return cls(players=tuple(obj["players"]), scoring=Scoring(obj.get("scoring", "round_wins")),
+                       target_points=int(obj.get("target_points", 3)), rounds=int(obj.get("rounds", 3)),
+                       teams=tuple(tuple(team) for team in obj.get("teams", ())),
+                       options=RuleOptions(**options))
+        except KeyError as exc:
+            raise ValueError(f"a match configuration needs {exc.args[0]!r}") from None
+        except TypeError as exc:
+            raise ValueError(f"bad match configuration: {exc}") from None
 
     @property
     def sides(self) -> tuple[tuple[str, ...], ...]:
