@@ -23,8 +23,8 @@ from firmware_bridge.errors import (ArmError, ArmTimeout, CommandRefused, Connec
 from firmware_bridge.link import DEFAULT_BAUD, SerialLink
 from firmware_bridge.messages import (MAX_POINTS_PER_FRAME, PROTOCOL_VERSION, Ack, ClearFault, Fault,
                                       Enable, EStop, Event, EventKind, Gripper, Guard, Heartbeat,
-                                      Hello, HelloReply, Home, JointInfo, Message, Nak, Reason,
-                                      Status, Stop, Tare, Telemetry, TrajLoad, TrajRun)
+                                      Hello, HelloReply, Home, JointInfo, Message, Nak, Rate,
+                                      Reason, Status, Stop, Tare, Telemetry, TrajLoad, TrajRun)
 
 HEARTBEAT_S = 0.05
 SWITCH_INTERVAL_S = 0.0005
@@ -97,6 +97,7 @@ class ArmClient:
         self._error: ArmError | None = None
         self._info: DeviceInfo | None = None
         self._traj_id = 0
+        self._rate = 1.0
         self._heartbeat: threading.Thread | None = None
         self._stop_heartbeat = threading.Event()
         self._listeners: list[Callable[[Telemetry], None]] = []
@@ -144,6 +145,10 @@ class ArmClient:
                                 reply.gripper_stroke_m, reply.force_range_n, tuple(reply.joints))
         self._link.set_stall_limit(self._stall_s)  # handshake done: hold the link to the tight limit
         self.wait_for(lambda t: True, timeout_s=1.0)
+        # A device keeps its pace across hosts: a host that was killed may have left it paused.
+        # Start from the planned pace; whoever watches the workspace sets it from here on.
+        self._command(Rate(1.0))
+        self._rate = 1.0
         # The reader and heartbeat threads must get the interpreter within a few milliseconds
         # while the main thread computes (perception, planning): at Python's default 5 ms switch
         # interval the reader falls behind 250 Hz telemetry, the heartbeat waits behind the
@@ -282,6 +287,21 @@ class ArmClient:
         return MotionResult(outcome, traj_id, event.device_time_us * 1e-6, event.value,
                             np.array(after.q))
 
+    def set_rate(self, scale: float) -> None:
+        """Run motion at `scale` (0..1) of its planned pace from the device's next tick: 0 pauses
+        the arm and the fingers where they are, 1 goes on at full pace. Waits for motions stretch
+        by the time the device spends paused or slowed."""
+        scale = float(scale)
+        if not 0.0 <= scale <= 1.0:
+            raise ValueError(f"a motion rate is within 0..1, got {scale}")
+        self._command(Rate(scale))
+        self._rate = scale
+
+    @property
+    def rate(self) -> float:
+        """The pace last set with `set_rate` (1 after connecting)."""
+        return self._rate
+
     def stop(self) -> None:
         """Controlled stop: the running motion ends where it is."""
         self._command(Stop())
@@ -352,7 +372,7 @@ class ArmClient:
     def _wait_event(self, mark: tuple[int, int], kinds: set, timeout_s: float, what: str,
                     traj_id: int | None = None) -> Event:
         first_event, first_seq = mark
-        deadline = None
+        deadline = seen = None
         with self._cond:
             while True:
                 self._check_locked()
@@ -368,8 +388,13 @@ class ArmClient:
                     if t.fault and current:
                         raise DeviceFault(t.fault)
                     if deadline is None:
-                        deadline = t.device_time + timeout_s
-                    elif t.device_time >= deadline:
+                        deadline = seen = t.device_time
+                        deadline += timeout_s
+                    # Device time spent paused, or the part of it lost to slowing, does not count.
+                    rate = 0.0 if t.status & Status.PAUSED else self._rate
+                    deadline += (t.device_time - seen) * (1.0 - rate)
+                    seen = t.device_time
+                    if t.device_time >= deadline:
                         raise ArmTimeout(f"{what} did not finish within {timeout_s:g} s of device time")
                 self._cond.wait(0.05)
 

@@ -11,7 +11,7 @@ import struct
 from dataclasses import dataclass, field
 from enum import IntEnum, IntFlag
 
-PROTOCOL_VERSION = 1
+PROTOCOL_VERSION = 2
 MAX_POINTS_PER_FRAME = 8
 
 
@@ -43,6 +43,8 @@ class Status(IntFlag):
     GUARD_TRIPPED = 0x040    # the last motion was stopped by the force guard
     FAULT = 0x080
     GRIPPER_MOVING = 0x100
+    PAUSED = 0x200           # RATE 0: motion and gripper hold where they are, to go on later
+    SLOWED = 0x400           # RATE between 0 and 1: motion runs slower than planned
 
 
 class Fault(IntFlag):
@@ -241,6 +243,27 @@ class ClearFault(Message):
     TYPE = 0x0C
 
 
+@dataclass(frozen=True)
+class Rate(Message):
+    """The pace of motion: trajectories (and homing) run at `scale` times their planned speed
+    from this tick on; 0 pauses them (and the gripper) where they are, 1 is the planned speed."""
+
+    TYPE = 0x0D
+    scale: float = 1.0
+
+    def pack(self) -> bytes:
+        return struct.pack("<f", self.scale)
+
+    @classmethod
+    def unpack(cls, body: bytes):
+        if len(body) != 4:
+            raise MessageError("RATE body is one f32")
+        (scale,) = struct.unpack("<f", body)
+        if not 0.0 <= scale <= 1.0:
+            raise MessageError(f"RATE scale must be within 0..1, got {scale}")
+        return cls(scale)
+
+
 # --- device to host --------------------------------------------------------------------------
 
 @dataclass(frozen=True)
@@ -383,7 +406,7 @@ class Event(Message):
 
 MESSAGES: dict[int, type[Message]] = {m.TYPE: m for m in (
     Hello, Heartbeat, Enable, Home, TrajLoad, TrajRun, Guard, Gripper, Tare, Stop, EStop, ClearFault,
-    Ack, Nak, HelloReply, Telemetry, Event)}
+    Rate, Ack, Nak, HelloReply, Telemetry, Event)}
 COMMANDS = tuple(t for t in MESSAGES if t < 0x80)
 
 

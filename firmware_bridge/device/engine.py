@@ -22,12 +22,13 @@ import numpy as np
 from firmware_bridge.device.motion import (LoadedTrajectory, TrajectoryRejected, Upload,
                                            check_trajectory, straight_move)
 from firmware_bridge.framing import Frame, FrameDecoder
-from firmware_bridge.messages import (PROTOCOL_VERSION, Ack, ClearFault, Enable, EStop, Event,
-                                      EventKind, Fault, Gripper, Guard, Heartbeat, Hello, HelloReply,
-                                      Home, JointInfo, Message, MessageError, Nak, Reason, Status,
-                                      Stop, Tare, Telemetry, TrajLoad, TrajRun, decode)
+from firmware_bridge.messages import (COMMANDS, PROTOCOL_VERSION, Ack, ClearFault, Enable, EStop,
+                                      Event, EventKind, Fault, Gripper, Guard, Heartbeat, Hello,
+                                      HelloReply, Home, JointInfo, Message, MessageError, Nak, Rate,
+                                      Reason, Status, Stop, Tare, Telemetry, TrajLoad, TrajRun,
+                                      decode)
 
-FIRMWARE_VERSION = (1, 0, 0)
+FIRMWARE_VERSION = (2, 0, 0)
 
 
 @dataclass
@@ -113,7 +114,9 @@ class DeviceEngine:
         self._uploads: dict[int, Upload] = {}
         self._loaded: dict[int, LoadedTrajectory] = {}
         self._motion: LoadedTrajectory | None = None
-        self._motion_start = 0.0
+        self._motion_elapsed = 0.0      # trajectory time reached, run at `_rate` of device time
+        self._motion_clock = now        # when `_motion_elapsed` was last brought up to date
+        self._rate = 1.0
         self._homing = False
         self._guard = Guard()
         self._guard_tripped = False
@@ -122,6 +125,7 @@ class DeviceEngine:
         self._recent_wrench: deque[np.ndarray] = deque(maxlen=self.config.tare_samples)
         self._gripper_target: float | None = None
         self._gripper_last = (0.0, 0.0)
+        self._gripper_force = 0.0
         self._ticks = 0
         state = self.hardware.read()
         self._setpoint = state.q.copy()
@@ -226,6 +230,9 @@ class DeviceEngine:
             return None
         if isinstance(message, Guard):
             return self._set_guard(message)
+        if isinstance(message, Rate):
+            self._set_rate(message.scale)
+            return None
         if isinstance(message, TrajLoad):
             return self._load(message)
         if isinstance(message, Enable):
@@ -242,15 +249,16 @@ class DeviceEngine:
             if not 0.0 <= message.width_m <= self.config.gripper_stroke + 1e-6 or message.force_n < 0:
                 return Reason.MALFORMED
             self._gripper_target = message.width_m
+            self._gripper_force = message.force_n
             self._gripper_last = (self._now, self._state.gripper_width)
-            self.hardware.command_gripper(message.width_m, message.force_n)
+            if self._rate > 0.0:
+                self.hardware.command_gripper(message.width_m, message.force_n)
             return None
         if self._motion is not None or self._homing:
             return Reason.BUSY
         if isinstance(message, Home):
-            self._motion = straight_move(self._setpoint, self._home, self.config.joints,
-                                         self.config.homing_speed_scale)
-            self._motion_start = self._now
+            self._start(straight_move(self._setpoint, self._home, self.config.joints,
+                                      self.config.homing_speed_scale))
             self._homing = True
             return None
         if isinstance(message, TrajRun):
@@ -296,8 +304,7 @@ class DeviceEngine:
             return Reason.BAD_TRAJECTORY
         if np.max(np.abs(trajectory.positions[0] - self._setpoint)) > self.config.start_tolerance:
             return Reason.START_MISMATCH
-        self._motion = trajectory
-        self._motion_start = self._now
+        self._start(trajectory)
         self._guard_tripped = False
         self._guard_pending = None
         return None
@@ -328,7 +335,9 @@ class DeviceEngine:
                                  0, force))
                 self._motion = None
                 return
-        elapsed = now - self._motion_start
+        self._motion_elapsed += (now - self._motion_clock) * self._rate
+        self._motion_clock = now
+        elapsed = self._motion_elapsed
         self._setpoint = self._motion.target(elapsed)
         if elapsed >= self._motion.duration:
             if self._homing:
@@ -339,6 +348,23 @@ class DeviceEngine:
                 self._emit(Event(EventKind.TRAJ_DONE, self._device_us(now), self._motion.traj_id))
             self._motion = None
 
+    def _start(self, motion: LoadedTrajectory) -> None:
+        self._motion = motion
+        self._motion_elapsed = 0.0
+        self._motion_clock = self._now
+
+    def _set_rate(self, scale: float) -> None:
+        """Motion from now on runs at `scale` of its planned pace. Pausing also holds the fingers
+        where they are (a hand may be near them); going on sends them on to their target."""
+        if self._motion is not None:       # time so far counts at the old rate
+            self._motion_elapsed += (self._now - self._motion_clock) * self._rate
+            self._motion_clock = self._now
+        if self._gripper_target is not None and (scale == 0.0) != (self._rate == 0.0):
+            width = self._state.gripper_width if scale == 0.0 else self._gripper_target
+            self.hardware.command_gripper(width, self._gripper_force)
+            self._gripper_last = (self._now, self._state.gripper_width)
+        self._rate = scale
+
     def _hold(self, event: EventKind | None) -> None:
         """Stop where the set-point is now (zero commanded velocity from this tick)."""
         traj_id = self._motion.traj_id if self._motion is not None else 0
@@ -348,7 +374,7 @@ class DeviceEngine:
             self._emit(Event(event, self._device_us(self._now), traj_id))
 
     def _advance_gripper(self, state: HardwareState) -> None:
-        if self._gripper_target is None:
+        if self._gripper_target is None or self._rate == 0.0:
             return
         t0, w0 = self._gripper_last
         reached = abs(state.gripper_width - self._gripper_target) < 0.0005
@@ -394,7 +420,8 @@ class DeviceEngine:
                          (Status.HOMED, self._homed), (Status.MOVING, self._motion is not None and not self._homing),
                          (Status.HOMING, self._homing), (Status.GUARD_ARMED, self._guard.enabled),
                          (Status.GUARD_TRIPPED, self._guard_tripped), (Status.FAULT, bool(self._fault)),
-                         (Status.GRIPPER_MOVING, self._gripper_target is not None)):
+                         (Status.GRIPPER_MOVING, self._gripper_target is not None),
+                         (Status.PAUSED, self._rate == 0.0), (Status.SLOWED, 0.0 < self._rate < 1.0)):
             if on:
                 status |= flag
         return status
@@ -435,5 +462,4 @@ class DeviceEngine:
         return self._now - self.boot_time
 
 
-_KNOWN = {m.TYPE for m in (Hello, Heartbeat, Enable, Home, TrajLoad, TrajRun, Guard, Gripper, Tare,
-                            Stop, EStop, ClearFault)}
+_KNOWN = set(COMMANDS)

@@ -64,6 +64,32 @@ def test_guarded_motion_stops_on_force(device):
         assert home[0] + 0.04 < result.q[0] < home[0] + 0.08
 
 
+def test_a_paused_motion_waits_out_the_pause_and_ends_where_planned(device):
+    with ArmClient(device.path) as client:
+        ready(client)
+        times, pos = ramp(client, np.full(6, 0.1), duration=0.5, n=20)
+        handle = client.follow(times, pos, wait=False)
+        client.set_rate(0.0)                        # a hand in the workspace
+        assert client.rate == 0.0
+        paused = client.wait_for(lambda t: m.Status.PAUSED in m.Status(t.status), 1.0)
+        # paused for longer than the wait would allow the whole motion (1.5 x 0.5 + 2 s)
+        client.wait_for(lambda t: t.device_time > paused.device_time + 3.0, 5.0)
+        assert np.allclose(client.telemetry().q_set, paused.q_set)
+        client.set_rate(1.0)
+        result = client.wait_motion(handle)
+        assert result.outcome == "done" and np.allclose(result.q, pos[-1], atol=0.01)
+        with pytest.raises(ValueError, match="within 0..1"):
+            client.set_rate(2.0)
+
+
+def test_a_new_host_starts_a_device_left_paused_at_full_pace(device):
+    with ArmClient(device.path) as client:
+        client.set_rate(0.0)
+    with ArmClient(device.path) as client:
+        assert client.rate == 1.0
+        assert m.Status.PAUSED not in m.Status(client.telemetry().status)
+
+
 def test_version_mismatch_is_refused(device, monkeypatch):
     monkeypatch.setattr(engine_module, "PROTOCOL_VERSION", m.PROTOCOL_VERSION + 1)
     with pytest.raises(VersionMismatchError, match="protocol"):

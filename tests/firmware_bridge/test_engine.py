@@ -232,3 +232,85 @@ def test_gripper_reports_where_it_stopped_on_an_object(bench):
         bench.send(m.Heartbeat())
     done = bench.events(m.EventKind.GRIPPER_DONE)
     assert done and done[0].value == pytest.approx(0.025, abs=1e-3)
+
+
+def _run_for(bench, ticks):
+    for _ in range(ticks // 50):
+        bench.tick(50)
+        bench.send(m.Heartbeat())
+
+
+def _status(bench):
+    return m.Status([t for t in bench.inbox if isinstance(t, m.Telemetry)][-1].status)
+
+
+def test_a_paused_motion_holds_where_it_is_and_goes_on_from_there(bench):
+    bench.ready()
+    start = bench.engine.setpoint
+    times, pos = ramp(start, np.full(6, 0.2), 0.5)
+    bench.load(5, times, pos)
+    bench.command(m.TrajRun(5))
+    began = bench.t
+    _run_for(bench, 200)
+    assert isinstance(bench.command(m.Rate(0.0)), m.Ack)       # the tick that pauses
+    held = bench.engine.setpoint
+    paused = bench.t
+    _run_for(bench, 1000)                                          # a second paused
+    assert np.array_equal(bench.engine.setpoint, held)
+    assert m.Status.PAUSED in _status(bench) and m.Status.MOVING in _status(bench)
+    assert not bench.events(m.EventKind.TRAJ_DONE) and not bench.engine.fault
+    bench.command(m.Rate(1.0))
+    paused_s = bench.t - paused
+    _run_for(bench, 250)
+    assert not bench.events(m.EventKind.TRAJ_DONE)                 # 0.2 + 0.25 s of 0.5 s run
+    _run_for(bench, 100)
+    done = bench.events(m.EventKind.TRAJ_DONE)
+    # device time counts from boot, the bench's clock from 0: both started together
+    assert done and done[0].device_time_us * 1e-6 == pytest.approx(began + 0.5 + paused_s, abs=0.003)
+    assert np.allclose(bench.engine.setpoint, pos[-1], atol=1e-6)
+    assert m.Status.PAUSED not in _status(bench)
+
+
+def test_a_slowed_motion_takes_longer_in_proportion(bench):
+    bench.ready()
+    start = bench.engine.setpoint
+    times, pos = ramp(start, np.full(6, 0.1), 0.4)
+    bench.load(6, times, pos)
+    bench.command(m.Rate(0.5))
+    began = bench.t
+    bench.command(m.TrajRun(6))
+    while not bench.events(m.EventKind.TRAJ_DONE):
+        _run_for(bench, 50)
+        assert m.Status.SLOWED in _status(bench)
+    took = bench.events(m.EventKind.TRAJ_DONE)[0].device_time_us * 1e-6 - began
+    assert took == pytest.approx(0.8, abs=0.06)
+
+
+def test_a_pause_holds_the_fingers_too(bench):
+    bench.ready()
+    bench.command(m.Gripper(0.04, 10.0))
+    _run_for(bench, 500)
+    bench.command(m.Gripper(0.0, 10.0))
+    _run_for(bench, 100)                                           # closing: 10 mm gone
+    bench.command(m.Rate(0.0))
+    paused_at = bench.arm.gripper_width
+    opened = len(bench.events(m.EventKind.GRIPPER_DONE))
+    _run_for(bench, 500)
+    assert paused_at > 0.02 and bench.arm.gripper_width == pytest.approx(paused_at, abs=2e-4)
+    assert len(bench.events(m.EventKind.GRIPPER_DONE)) == opened      # not done: held
+    bench.command(m.Rate(1.0))
+    _run_for(bench, 600)
+    assert bench.arm.gripper_width == pytest.approx(0.0, abs=1e-6)
+    assert bench.events(m.EventKind.GRIPPER_DONE)[-1].value == pytest.approx(0.0, abs=1e-3)
+
+
+def test_a_rate_outside_zero_to_one_is_refused_and_one_is_taken_in_a_fault(bench):
+    bench.ready()
+    bench.send(m.Rate(0.5))
+    frame_body = np.float32(1.5).tobytes()
+    seq = bench.seq
+    bench.engine.receive(Frame(seq, m.Rate.TYPE, frame_body).encode())
+    bench.tick()
+    assert bench.reply(seq).reason == m.Reason.MALFORMED        # and the sequence waits for it
+    bench.command(m.EStop())
+    assert isinstance(bench.command(m.Rate(0.0)), m.Ack)           # pausing moves nothing
