@@ -31,6 +31,9 @@ def register(commands: argparse._SubParsersAction) -> None:
     serve.add_argument("--cell", default=str(DEFAULT_CELL), metavar="FILE")
     serve.add_argument("--seed", type=int, default=1, help="tower seed (default %(default)s)")
     serve.add_argument("--no-cameras", action="store_true", help="serve the arm only")
+    serve.add_argument("--person-skill", type=float, default=0.7, metavar="0..1",
+                       help="the simulated person's skill, 0 (first game) to 1 (practised); "
+                            "they play when POST /person/turn tells them to (default %(default)s)")
     serve.set_defaults(run=run_serve)
     calibrate_cmd.register_capture(sub)
 
@@ -43,8 +46,11 @@ def run_serve(args: argparse.Namespace) -> int:
     from hardware.sim.world import SimBuildError
 
     cell = load(args.cell)
+    if not 0.0 <= args.person_skill <= 1.0:
+        raise CommandError(f"--person-skill must be within 0..1, got {args.person_skill}")
     try:
-        server = SimServer(cell, args.seed, cameras=not args.no_cameras)
+        server = SimServer(cell, args.seed, cameras=not args.no_cameras,
+                           person_skill=args.person_skill)
     except SimBuildError as exc:
         raise CommandError(str(exc)) from None
     done = threading.Event()

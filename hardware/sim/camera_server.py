@@ -52,12 +52,15 @@ class CameraServer:
 
     def __init__(self, model: mujoco.MjModel, cameras, host: str = "127.0.0.1", port: int = 0,
                  documents: dict | None = None, xml: str | None = None,
-                 assets: dict[str, bytes] | None = None):
+                 assets: dict[str, bytes] | None = None, actions: dict | None = None):
         """`documents`: extra JSON documents to serve, path -> function returning the object
-        (the simulator's ground truth for tests and benchmarks). `xml` and `assets` rebuild the
-        model in the rendering process."""
+        (the simulator's ground truth for tests and benchmarks). `actions`: path -> function
+        taking the POSTed JSON object and returning a JSON reply (raising ValueError or
+        RuntimeError for a refusal). `xml` and `assets` rebuild the model in the rendering
+        process."""
         self.model = model
         self.documents = documents or {}
+        self.actions = actions or {}
         self.cameras = {c.name: c for c in cameras}
         self.slots = {name: FrameSlot() for name in self.cameras}
         self._xml, self._assets = xml, assets or {}
@@ -71,14 +74,31 @@ class CameraServer:
             def log_message(self, *args):   # quiet: the CLI prints what matters
                 pass
 
+            def _reply_json(self, code: int, obj) -> None:
+                body = json.dumps(obj).encode()
+                self.send_response(code)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def do_POST(self):
+                action = server.actions.get(self.path)
+                if action is None:
+                    self.send_error(404, f"nothing to do at {self.path}")
+                    return
+                length = int(self.headers.get("Content-Length") or 0)
+                try:
+                    request = json.loads(self.rfile.read(length) or b"{}")
+                    if not isinstance(request, dict):
+                        raise ValueError("send a JSON object")
+                    self._reply_json(200, action(request))
+                except (ValueError, RuntimeError) as exc:
+                    self._reply_json(409, {"error": str(exc)})
+
             def do_GET(self):
                 if self.path in server.documents:
-                    body = json.dumps(server.documents[self.path]()).encode()
-                    self.send_response(200)
-                    self.send_header("Content-Type", "application/json")
-                    self.send_header("Content-Length", str(len(body)))
-                    self.end_headers()
-                    self.wfile.write(body)
+                    self._reply_json(200, server.documents[self.path]())
                     return
                 name, _, kind = self.path.lstrip("/").partition(".")
                 if name not in server.slots or kind not in ("mjpg", "jpg"):

@@ -55,6 +55,14 @@ FINGER_KP = 2000.0
 FINGER_MASS = 0.05
 ROD_MASS = 0.02
 DECAL_THICKNESS = 0.0001
+# The simulated person (hardware/sim/person.py): a pushing finger on a sprung tip, like a
+# fingertip's give, and a placing hand that holds a block through a weld it switches on and off.
+# Both wait under the table, out of every camera's sight, until the person plays.
+PERSON_PARK = ((0.3, 0.0, -0.3), (0.6, 0.0, -0.3))      # finger, hand (world, m)
+PERSON_FINGER_STIFFNESS = 300.0     # N/m: a fingertip gives a few millimetres under a newton
+PERSON_FINGER_LENGTH = 0.05
+PERSON_FINGER_RADIUS = 0.007
+SKIN_RGBA = "0.86 0.67 0.55 1"
 
 
 @dataclass(frozen=True)
@@ -118,7 +126,7 @@ def build(cell: Cell, blocks: list[BlockSpec], *, markers_on: bool = True,
     arm, actuators = _arm(cell, board == "hand")
     sensors = ('<force name="wrist_force" site="wrist_ft"/><torque name="wrist_torque" site="wrist_ft"/>'
                '<jointpos name="fingertip_travel" joint="fingertip"/>')
-    stage = _probe_stage(cell) if probe_stage else ""
+    stage = (_probe_stage(cell) if probe_stage else "") + _person()
     if board == "stage":
         stage += f'<body name="board_stage" mocap="true" pos="0 -1 0.5">{_board_geom()}</body>'
     xml = f"""<mujoco model="jenga-cell-{cell.name}">
@@ -170,6 +178,9 @@ def build(cell: Cell, blocks: list[BlockSpec], *, markers_on: bool = True,
     <!-- The fingers move together, as a parallel gripper's rack and pinion makes them: a grasp
          centres the block between them. -->
     <joint joint1="finger_a" joint2="finger_b" polycoef="0 1 0 0 0" solref="0.002 1"/>
+    <!-- The person's grip: which block it holds and how are set when the hand closes. -->
+    <weld name="person_grip" body1="person_hand" body2="block{blocks[0].index}" active="false"
+          solref="0.01 1"/>
   </equality>
   <sensor>{sensors}</sensor>
 </mujoco>"""
@@ -301,6 +312,26 @@ def _tool(cell: Cell) -> str:
                  f'stiffness="{k}" damping="{ROD_DAMPING}" range="{-tool.fingertip_travel} {tool.fingertip_travel}"/>'
                  + "".join(rod) + "</body>")
     return "".join(parts)
+
+
+def _person() -> str:
+    """The simulated person's finger (a sprung tip that collides with blocks, on the back of a
+    hand) and placing hand (seen, not colliding: it holds a block by the `person_grip` weld)."""
+    finger, hand = (_v(p) for p in PERSON_PARK)
+    skin = f'class="visual" rgba="{SKIN_RGBA}"'
+    return (f'<body name="person_finger" mocap="true" pos="{finger}">'
+            f'<geom type="box" pos="-0.07 0 0.012" size="0.045 0.04 0.012" {skin}/>'
+            f'<body name="person_fingertip" sleep="never">'
+            f'<joint name="person_finger_spring" type="slide" axis="1 0 0" '
+            f'stiffness="{PERSON_FINGER_STIFFNESS}" damping="{ROD_DAMPING}" range="-0.02 0.02"/>'
+            f'<geom type="capsule" fromto="-0.02 0 0 {PERSON_FINGER_LENGTH - PERSON_FINGER_RADIUS} 0 0" '
+            f'size="{PERSON_FINGER_RADIUS - SKIN}" contype="4" conaffinity="0" margin="{SKIN}" '
+            f'solref="{BLOCK_SOLREF}" solimp="{BLOCK_SOLIMP}" friction="0.6 0.005 0.0001" '
+            f'mass="0.01" rgba="{SKIN_RGBA}"/></body></body>'
+            f'<body name="person_hand" mocap="true" pos="{hand}">'
+            f'<geom type="box" pos="0 0 0.03" size="0.045 0.04 0.012" {skin}/>'
+            f'<geom type="box" pos="0 0.022 0.0045" size="0.03 0.008 0.012" {skin}/>'
+            f'<geom type="box" pos="0 -0.022 0.0045" size="0.03 0.008 0.012" {skin}/></body>')
 
 
 def _probe_stage(cell: Cell) -> str:

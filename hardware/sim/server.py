@@ -15,6 +15,7 @@ from firmware_bridge.device.engine import DeviceEngine
 from firmware_bridge.device.pty_port import PtyPort
 from hardware.sim.camera_server import CameraServer, frame_period
 from hardware.sim.ground_truth import GroundTruth
+from hardware.sim.person import Skill, SimPerson
 from hardware.sim.virtual_firmware import SimHardware, device_config
 from hardware.sim.world import SimWorld
 from planning.cell.model import Cell
@@ -22,15 +23,18 @@ from planning.cell.model import Cell
 
 class SimServer:
     def __init__(self, cell: Cell, seed: int = 1, *, cameras: bool = True, realtime: bool = True,
-                 world: SimWorld | None = None):
+                 world: SimWorld | None = None, person_skill: float = Skill().level):
         self.cell = cell
         self.world = world or SimWorld(cell, seed, markers=cameras)
+        self.person = SimPerson(self.world, Skill(person_skill), seed)
         self.port = PtyPort()
         self.engine = DeviceEngine(device_config(cell), SimHardware(self.world),
                                    boot_time=self.world.time)
         self.truth = GroundTruth(self.world)
         self.cameras = CameraServer(self.world.model, cell.cameras,
-                                    documents={"/truth.json": self.truth_document},
+                                    documents={"/truth.json": self.truth_document,
+                                               "/person.json": self.person_document},
+                                    actions={"/person/turn": self.person_turn},
                                     xml=self.world.built.xml, assets=self.world.built.assets) \
             if cameras else None
         self.realtime = realtime
@@ -91,6 +95,19 @@ class SimServer:
             return {"time": self.world.time, "blocks": blocks, "layers": layers,
                     "fallen": self.truth.fallen()}
 
+    def person_document(self) -> dict:
+        """The simulated person as a player sees them: playing or done (the "done" a real player
+        says by pressing Enter), and for tests what they tried."""
+        with self._lock:
+            return {**self.person.status(), "last_turn": self.person.last_turn}
+
+    def person_turn(self, request: dict) -> dict:
+        """The robot tells the person it is their turn (`{"mistake": name}` makes them break a
+        rule on purpose, for the referee's tests)."""
+        with self._lock:
+            self.person.start_turn(request.get("mistake"))
+            return self.person.status()
+
     def reset_device(self) -> None:
         """Power-cycle the arm's controller (fault injection): the physics goes on."""
         with self._lock:
@@ -106,6 +123,7 @@ class SimServer:
                 engine.receive(self.port.read())
                 engine.tick(world.time)
                 self.port.write(engine.take_output())
+                self.person.step()
                 world.step(1)
                 self.steps += 1
                 if self.cameras is not None and world.time >= next_frame:

@@ -1,9 +1,11 @@
 """Hardware in the loop: `jenga-robot sim serve` as a separate process; ArmClient connects through
 its pty exactly as to a real arm, and its camera streams serve frames stamped with sim time."""
 
+import json
 import re
 import subprocess
 import sys
+import urllib.error
 import urllib.request
 
 import numpy as np
@@ -84,3 +86,24 @@ def test_perception_reads_the_tower_from_the_served_streams(served, default_cell
     finally:
         for s in sources:
             s.close()
+
+
+def test_the_simulated_person_is_told_when_to_play(served):
+    base = served["camera left"].rsplit("/", 1)[0]
+
+    def post(body: bytes):
+        request = urllib.request.Request(base + "/person/turn", data=body, method="POST",
+                                         headers={"Content-Type": "application/json"})
+        try:
+            with urllib.request.urlopen(request, timeout=10) as reply:
+                return reply.status, json.loads(reply.read())
+        except urllib.error.HTTPError as exc:
+            return exc.code, json.loads(exc.read())
+
+    with urllib.request.urlopen(base + "/person.json", timeout=10) as reply:
+        assert json.loads(reply.read())["state"] == "idle"
+    assert post(b'{"mistake": "juggling"}')[0] == 409
+    code, status = post(b"{}")
+    assert code == 200 and status["state"] == "playing" and status["turn"] == 1
+    code, refusal = post(b"{}")
+    assert code == 409 and "already playing" in refusal["error"]

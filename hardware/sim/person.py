@@ -1,0 +1,471 @@
+"""A simulated person who plays Jenga through the same physics as the robot: a finger pushes a
+block out against the tower's friction (feeling the force in its sprung tip), a hand grips the end
+that sticks out, draws the block, carries it up, sets it down on top and lets go.
+
+The person sees the tower as a person would (the simulator's ground truth: it is part of the world,
+not of the product). Its skill sets how hard it will push before trying another block, how many it
+tries, and how well it places. For the referee's tests it can be told to make one mistake of the
+rules on its next turn (`mistake`).
+
+The server's physics loop calls `step()` before every physics step; a turn is a generator that
+moves the finger and hand a step at a time, so the person and the tower run in one simulated time.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import mujoco
+import numpy as np
+
+from hardware.sim.ground_truth import GroundTruth
+from hardware.sim.mjcf import PERSON_FINGER_LENGTH, PERSON_FINGER_RADIUS, PERSON_PARK
+from hardware.sim.world import SimWorld
+from planning.rules import legal_sources, placement_target
+from planning.tower import TowerState
+
+MISTAKES = ("wrong_orientation", "forbidden_layer", "new_layer_early", "tested_left_out")
+REACH_SPEED = 0.25          # m/s, the hand and finger in the air
+PUSH_SPEED = 0.02           # m/s, pushing a block
+PULL_SPEED = 0.05           # m/s, drawing a block out
+PUSH_OUT = 0.03             # how far a block is pushed out before it is gripped (m)
+APPROACH_GAP = 0.015        # the fingertip starts this far from the end face (m)
+ABOVE = 0.08                # moves over the tower this far above its top (m)
+DROP = 0.0015               # a block is let go this far above its resting height (m)
+MOVED = 0.001               # a tested block moved more than this must go back (m)
+TOUCH_N = 0.3               # a block being set down has met the tower
+NEIGHBOUR_GAP = 0.001       # left between a placed block and its neighbour (m)
+HIGH_CONTACT = 0.004        # a block met this far above its rest sits on something (m)
+RESHIFT = 0.003             # ... and is moved this far away from its neighbour to try again (m)
+PLACE_TRIES = 4
+DRAG_SEEN = 0.0015          # another block moving this much with a drawn one is seen (m)
+LEFT_OUT = 0.004            # how far the tested_left_out mistake leaves a block out (m)
+
+
+@dataclass(frozen=True)
+class Skill:
+    """0 (first game) to 1 (practised). A practised player pushes gently, tries more blocks,
+    puts back what it moved, and places accurately."""
+
+    level: float = 0.7
+
+    def __post_init__(self) -> None:
+        if not 0.0 <= self.level <= 1.0:
+            raise ValueError(f"a skill level is within 0..1, got {self.level}")
+
+    @property
+    def push_limit_n(self) -> float:
+        return 0.8 + 2.2 * (1.0 - self.level)
+
+    @property
+    def tries(self) -> int:
+        return 1 + round(5 * self.level)
+
+    @property
+    def restores(self) -> bool:
+        return self.level >= 0.5
+
+    @property
+    def place_sigma_m(self) -> float:
+        return 0.0005 + 0.003 * (1.0 - self.level)
+
+    @property
+    def yaw_sigma_rad(self) -> float:
+        return np.radians(0.5 + 5.0 * (1.0 - self.level))
+
+
+class SimPerson:
+    def __init__(self, world: SimWorld, skill: Skill = Skill(), seed: int = 1):
+        self.world = world
+        self.truth = GroundTruth(world)
+        self.skill = skill
+        self._rng = np.random.default_rng(seed + 104729)
+        m = world.model
+        self._finger = m.body_mocapid[m.body("person_finger").id]
+        self._hand = m.body_mocapid[m.body("person_hand").id]
+        self._hand_body = m.body("person_hand").id
+        self._spring = m.jnt_qposadr[m.joint("person_finger_spring").id]
+        self._grip = m.equality("person_grip").id
+        self._stiffness = float(m.jnt_stiffness[m.joint("person_finger_spring").id])
+        self._script = None
+        self.mistake: str | None = None
+        self.turns = 0
+        self.state = "idle"           # idle, playing, done
+        self.done_t: float | None = None
+        self.last_turn: dict = {}
+        self.park()
+
+    # --- what the server asks ----------------------------------------------------------------------
+
+    def start_turn(self, mistake: str | None = None) -> None:
+        """Begin a turn now (the robot said "your turn"). Raises if one is already running."""
+        if self.state == "playing":
+            raise RuntimeError("the person is already playing a turn")
+        if mistake is not None and mistake not in MISTAKES:
+            raise ValueError(f"unknown mistake {mistake!r}; known: {', '.join(MISTAKES)}")
+        self.mistake = mistake
+        self.turns += 1
+        self.state, self.done_t = "playing", None
+        self.last_turn = {"turn": self.turns, "tried": [], "mistake": mistake}
+        self._script = self._turn()
+
+    def step(self) -> None:
+        """Advance the turn by one physics step (before the world steps)."""
+        if self._script is None:
+            return
+        try:
+            next(self._script)
+        except StopIteration:
+            self._script = None
+            self.state, self.done_t = "done", self.world.time
+
+    def status(self) -> dict:
+        return {"state": self.state, "turn": self.turns, "done_t": self.done_t,
+                "skill": self.skill.level}
+
+    def park(self) -> None:
+        data = self.world.data
+        self._release()
+        data.mocap_pos[self._finger], data.mocap_pos[self._hand] = PERSON_PARK
+        data.mocap_quat[self._finger] = data.mocap_quat[self._hand] = [1.0, 0.0, 0.0, 0.0]
+
+    @property
+    def finger_force_n(self) -> float:
+        """The push felt in the fingertip (N)."""
+        return max(0.0, -self._stiffness * float(self.world.data.qpos[self._spring]))
+
+    # --- a turn ------------------------------------------------------------------------------------
+
+    def _turn(self):
+        tower = self.truth.tower_state()
+        record = self.last_turn
+        source = yield from self._take_out(tower, record)
+        if source is None:
+            record["gave_up"] = True
+            self.park()
+            return
+        # taking from the top layer changes where the block goes; from below, it does not
+        after = _without(tower, source) if source[0] < tower.top_layer else tower
+        layer, slot, yaw = self._target(after)
+        record.update(source=list(source), target=[layer, slot])
+        yield from self._place(layer, slot, yaw)
+        self.park()
+
+    def _candidates(self, tower: TowerState) -> list[tuple[int, int]]:
+        if self.mistake == "forbidden_layer":      # a block of the highest complete layer
+            layer = tower.highest_complete_layer
+            return [(layer, s) for s in (0, 2, 1) if tower.layers[layer - 1][s]][:1]
+        sources = [s for s in legal_sources(tower) if s[0] > 2]
+        order = self._rng.permutation(len(sources))
+        return [sources[i] for i in order]
+
+    def _take_out(self, tower: TowerState, record: dict):
+        """Push candidates until one slides out; returns it, gripped and drawn clear (or None)."""
+        tries = self.skill.tries
+        candidates = self._candidates(tower)
+        if self.mistake == "tested_left_out" and len(candidates) > 1:
+            # test a block, change one's mind, and leave it sticking out
+            source, candidates = candidates[0], candidates[1:]
+            block = self.truth.block_at(*source)
+            yield from self._push(block, LEFT_OUT, self.skill.push_limit_n)
+            record["tried"].append({"source": list(source), "block": block, "came_out": False,
+                                    "left_out_mm": round(self._moved(block) * 1000, 1)})
+            candidates = [c for c in candidates if abs(c[0] - source[0]) > 1]
+        candidates = candidates[:tries]
+        for n, source in enumerate(candidates):
+            block = self.truth.block_at(*source)
+            if block is None:
+                continue
+            last = n == len(candidates) - 1       # no passing: the last one is taken by force
+            limit = self.skill.push_limit_n * (3.0 if last else 1.0)
+            out = yield from self._push(block, PUSH_OUT, limit)
+            record["tried"].append({"source": list(source), "block": block, "came_out": out})
+            if out and (yield from self._draw(block, watch=not last)):
+                return source
+            if self.skill.restores and self._moved(block) > MOVED:
+                yield from self._push(block, 0.0, self.skill.push_limit_n, from_far_end=False)
+        return None
+
+    # --- the finger --------------------------------------------------------------------------------
+
+    def _push(self, block: int, protrude: float, limit_n: float, from_far_end: bool = True):
+        """Push `block` from its end away from the person until its near end stands `protrude`
+        out of its home, or the tip feels `limit_n`; True if it got there. With `from_far_end`
+        False, push it back from the near end until it is home again."""
+        data = self.world.data
+        body = self.world.block_body[block]
+        axis = data.xmat[body].reshape(3, 3)[:, 0].copy()
+        axis[2] = 0.0
+        axis /= np.linalg.norm(axis)
+        near = axis if axis[1] < 0 else -axis           # the person stands on the -y side
+        push = near if from_far_end else -near          # the direction the block is pushed
+        if from_far_end:
+            self._home = data.xpos[body].copy()
+        half = self._length(block) / 2
+        face = data.xpos[body] - push * half             # the end face the tip pushes on
+        target_travel = protrude if from_far_end else -float((data.xpos[body] - self._home) @ push)
+        yaw = np.arctan2(push[1], push[0])
+        data.mocap_quat[self._finger] = _yaw_quat(yaw)
+        tip = PERSON_FINGER_LENGTH                       # from the carriage to the tip's end
+        start = face - push * (APPROACH_GAP + tip)
+        yield from self._reach(self._finger, start)
+        start_block = data.xpos[body].copy()
+        came = False
+        pos = data.mocap_pos[self._finger].copy()
+        limit_steps = int((APPROACH_GAP + abs(target_travel) + 0.02) / (PUSH_SPEED * self.world.timestep))
+        for _ in range(limit_steps):
+            pos = pos + push * PUSH_SPEED * self.world.timestep
+            data.mocap_pos[self._finger] = pos
+            yield
+            if (data.xpos[body] - start_block) @ push >= abs(target_travel) - 0.0002:
+                came = True
+                break
+            if self.finger_force_n > limit_n:
+                break
+        yield from self._leave(self._finger, -push)
+        return came
+
+    def _moved(self, block: int) -> float:
+        return float(np.linalg.norm(self.world.data.xpos[self.world.block_body[block]] - self._home))
+
+    # --- the hand ----------------------------------------------------------------------------------
+
+    def _draw(self, block: int, watch: bool = True):
+        """Grip the block's protruding near end and draw it out of the tower, clear of it; True
+        when it came. A practised player watching the tower move with it lets go and pushes the
+        block back (False)."""
+        data = self.world.data
+        body = self.world.block_body[block]
+        axis = data.xmat[body].reshape(3, 3)[:, 0].copy()
+        near = axis if axis[1] < 0 else -axis
+        near[2] = 0.0
+        near /= np.linalg.norm(near)
+        half = self._length(block) / 2
+        grip = data.xpos[body] + near * (half - 0.012)
+        data.mocap_quat[self._hand] = _yaw_quat(np.arctan2(near[1], near[0]))
+        yield from self._reach(self._hand, grip)
+        self._hold(body)
+        self.truth.reference()
+        watch = watch and self.skill.restores
+
+        def tower_follows() -> bool:
+            moved = self.truth.displacements()
+            moved.pop(block)
+            return max(moved.values()) > DRAG_SEEN
+        steps = iter(range(10 ** 9))
+        yield from self._line(self._hand, grip + near * (2 * half + 0.02), PULL_SPEED,
+                              until=lambda: watch and next(steps) % 10 == 0 and tower_follows())
+        if not (watch and tower_follows()):
+            return True
+        self._release()
+        yield from self._leave(self._hand, np.array([0.0, 0.0, 1.0]))
+        yield from self._push(block, 0.0, self.skill.push_limit_n, from_far_end=False)
+        return False
+
+    def _place(self, layer: int, slot: int, yaw: float):
+        data = self.world.data
+        held = self.world.model.eq_obj2id[self._grip]
+        block = next(b for b, body in self.world.block_body.items() if body == held)
+        if self.mistake == "wrong_orientation":    # laid across, on the middle of the top
+            tops = [self.world.data.xpos[body][2] for b, body in self.world.block_body.items()
+                    if b != block and (w := self.truth.slot_of(b)) is not None and w[0] >= layer - 1]
+            centre = np.array([*self.world.cell.tower.position,
+                               max(tops) + self.world.cell.blocks.height.mean])
+        else:
+            centre = self._placement_centre(layer, slot, block)
+        offset = self._rng.normal(0.0, self.skill.place_sigma_m, 2)
+        rest = centre + np.array([offset[0], offset[1], DROP])
+        # the hand holds the block off its centre: carry the hand so that the block lands on `rest`
+        hand_from_block = data.xpos[self._hand_body] - data.xpos[held]
+        top = self._top_z() + ABOVE
+        yield from self._line(self._hand, np.array([*data.mocap_pos[self._hand][:2], top]), REACH_SPEED)
+        # a block is the same either way round: turn it the short way
+        turn_by = (yaw - _yaw_of(data.xmat[held]) + np.pi / 2) % np.pi - np.pi / 2
+        goal_quat = _quat_mul(_yaw_quat(turn_by), data.mocap_quat[self._hand])
+        turned = _rotate_z(hand_from_block, turn_by)
+        above = rest + turned + np.array([0.0, 0.0, ABOVE / 2])
+        yield from self._line(self._hand, above, REACH_SPEED, quat=goal_quat)
+        # Down until the block meets the tower (felt, not seen). Met high, it sits on a neighbour's
+        # edge: up a little, over, and down again.
+        across = self._across_dir(layer)
+        for _ in range(PLACE_TRIES):
+            yield from self._line(self._hand, rest + turned - np.array([0.0, 0.0, 2 * DROP]),
+                                  PUSH_SPEED, until=lambda: self.truth.contact_force(block) > TOUCH_N)
+            high = data.xpos[held][2] - rest[2]
+            if high < HIGH_CONTACT or self.mistake == "wrong_orientation":
+                break
+            side = self._away_from_neighbour(layer, block, across)
+            rest = rest + across * side * RESHIFT
+            yield from self._line(self._hand, data.mocap_pos[self._hand] + np.array([0.0, 0.0, 0.01]),
+                                  PUSH_SPEED)
+            yield from self._line(self._hand, rest + turned + np.array([0.0, 0.0, 0.01]), PUSH_SPEED)
+        self._release()
+        for _ in range(50):
+            yield
+        yield from self._leave(self._hand, np.array([0.0, 0.0, 1.0]))
+
+    def _target(self, tower: TowerState) -> tuple[int, int, float]:
+        """Where the block goes and at what yaw (world), with the skill's error and any mistake."""
+        target = placement_target(tower)
+        layer, slots = target.layer, list(target.slots)
+        if self.mistake == "new_layer_early" and not tower.top_is_complete:
+            layer, slots = tower.top_layer + 1, [1]
+        slot = 1 if 1 in slots and len(slots) == 3 else int(self._rng.choice(slots))
+        _, yaw = self._slot_world(layer, slot)
+        if self.mistake == "wrong_orientation":
+            yaw += np.pi / 2
+        return layer, slot, yaw + self._rng.normal(0.0, self.skill.yaw_sigma_rad)
+
+    # --- moving ------------------------------------------------------------------------------------
+
+    def _reach(self, mocap: int, goal: np.ndarray):
+        """From wherever it is to `goal`, by way of the air above the tower."""
+        data = self.world.data
+        top = self._top_z() + ABOVE
+        here = data.mocap_pos[mocap].copy()
+        if here[2] < 0:                                  # from under the table: come in from the side
+            here = self._side_point(goal, top)
+            data.mocap_pos[mocap] = here
+            yield
+        yield from self._line(mocap, np.array([here[0], here[1], max(top, here[2])]), REACH_SPEED)
+        yield from self._line(mocap, np.array([goal[0], goal[1], top]), REACH_SPEED)
+        yield from self._line(mocap, goal, REACH_SPEED)
+
+    def _leave(self, mocap: int, away: np.ndarray):
+        data = self.world.data
+        here = data.mocap_pos[mocap].copy()
+        yield from self._line(mocap, here + away * 0.03, PULL_SPEED)
+        top = self._top_z() + ABOVE
+        yield from self._line(mocap, np.array([*data.mocap_pos[mocap][:2], top]), REACH_SPEED)
+        yield from self._line(mocap, self._side_point(here, top), REACH_SPEED)
+        self.park()
+        yield
+
+    def _line(self, mocap: int, goal: np.ndarray, speed: float, quat: np.ndarray | None = None,
+              until=None):
+        data = self.world.data
+        start = data.mocap_pos[mocap].copy()
+        q0 = data.mocap_quat[mocap].copy()
+        n = max(1, int(np.ceil(np.linalg.norm(goal - start) / (speed * self.world.timestep))))
+        for i in range(1, n + 1):
+            data.mocap_pos[mocap] = start + (goal - start) * i / n
+            if quat is not None:
+                data.mocap_quat[mocap] = _slerp(q0, quat, i / n)
+            yield
+            if until is not None and until():
+                return
+
+    def _hold(self, body: int) -> None:
+        """Close the hand on `body`: weld it where it is relative to the hand."""
+        m, data = self.world.model, self.world.data
+        mujoco.mj_forward(m, data)
+        hand_rot = data.xmat[self._hand_body].reshape(3, 3)
+        rel = hand_rot.T @ (data.xpos[body] - data.xpos[self._hand_body])
+        quat = np.zeros(4)
+        mujoco.mju_mat2Quat(quat, (hand_rot.T @ data.xmat[body].reshape(3, 3)).flatten())
+        m.eq_obj2id[self._grip] = body
+        m.eq_data[self._grip, 3:6] = rel
+        m.eq_data[self._grip, 6:10] = quat
+        data.eq_active[self._grip] = 1
+
+    def _release(self) -> None:
+        self.world.data.eq_active[self._grip] = 0
+
+    # --- geometry ----------------------------------------------------------------------------------
+
+    def _length(self, block: int) -> float:
+        return next(b.length for b in self.world.blocks if b.index == block)
+
+    def _top_z(self) -> float:
+        return max(float(self.world.data.xpos[b][2]) for b in self.world.block_body.values())
+
+    def _side_point(self, near: np.ndarray, top: float) -> np.ndarray:
+        """Where the person's hand comes into the air over the table: its side of the tower."""
+        tx, ty = self.world.cell.tower.position
+        return np.array([near[0], ty - 0.35, top])
+
+    def _across_dir(self, layer: int) -> np.ndarray:
+        yaw_t = self.world.cell.tower.yaw
+        if layer % 2 == 1:
+            return np.array([-np.sin(yaw_t), np.cos(yaw_t), 0.0])
+        return np.array([np.cos(yaw_t), np.sin(yaw_t), 0.0])
+
+    def _away_from_neighbour(self, layer: int, block: int, across: np.ndarray) -> float:
+        """+1 or -1 along `across`: away from the nearest other block of the layer."""
+        here = self.world.data.xpos[self.world.block_body[block]]
+        others = [b for s in range(3) if (b := self.truth.block_at(layer, s)) not in (None, block)]
+        if not others:
+            return 0.0
+        nearest = min(others, key=lambda b: abs((self.world.data.xpos[self.world.block_body[b]] - here) @ across))
+        return -1.0 if (self.world.data.xpos[self.world.block_body[nearest]] - here) @ across > 0 else 1.0
+
+    def _placement_centre(self, layer: int, slot: int, block: int) -> np.ndarray:
+        """Where a person sets the block down: on the layer below as it really is, beside the
+        blocks already in the layer with a millimetre between them, else on the slot's centre."""
+        centre, _ = self._slot_world(layer, slot)
+        width = next(b.width for b in self.world.blocks if b.index == block)
+        across_dir = self._across_dir(layer)
+        base = np.array([*self.world.cell.tower.position, 0.0])
+        across = float((centre - base) @ across_dir)
+        for other in range(3):
+            neighbour = self.truth.block_at(layer, other) if other != slot else None
+            if neighbour is None:
+                continue
+            at = float((self.world.data.xpos[self.world.block_body[neighbour]] - base) @ across_dir)
+            half_sum = (width + next(b.width for b in self.world.blocks if b.index == neighbour)) / 2
+            gap = half_sum + NEIGHBOUR_GAP
+            across = max(across, at + gap) if other < slot else min(across, at - gap)
+        below = [self.world.data.xpos[self.world.block_body[b]][2]
+                 for s in range(3) if (b := self.truth.block_at(layer - 1, s)) is not None]
+        height = self.world.cell.blocks.height.mean
+        z = (max(below) if below else (layer - 1.5) * height) + height
+        return centre + across_dir * (across - float((centre - base) @ across_dir)) + \
+            np.array([0.0, 0.0, z - centre[2]])
+
+    def _slot_world(self, layer: int, slot: int) -> tuple[np.ndarray, float]:
+        """Centre (world, m) of a slot's block at rest, and the yaw (world) of its axis."""
+        cell = self.world.cell
+        height, width = cell.blocks.height.mean, cell.blocks.width.mean
+        along_x = layer % 2 == 1
+        across = (slot - 1) * width
+        local = np.array([0.0, across, 0.0]) if along_x else np.array([across, 0.0, 0.0])
+        yaw_t = cell.tower.yaw
+        c, s = np.cos(yaw_t), np.sin(yaw_t)
+        xy = np.array([c * local[0] - s * local[1], s * local[0] + c * local[1]])
+        centre = np.array([cell.tower.position[0] + xy[0], cell.tower.position[1] + xy[1],
+                           (layer - 0.5) * height])
+        return centre, yaw_t + (0.0 if along_x else np.pi / 2)
+
+
+def _without(tower: TowerState, source: tuple[int, int]) -> TowerState:
+    rows = [list(r) for r in tower.layers]
+    rows[source[0] - 1][source[1]] = False
+    return TowerState(tuple(tuple(r) for r in rows), tower.blocks_moved)
+
+
+def _yaw_quat(yaw: float) -> np.ndarray:
+    return np.array([np.cos(yaw / 2), 0.0, 0.0, np.sin(yaw / 2)])
+
+
+def _yaw_of(xmat: np.ndarray) -> float:
+    r = np.asarray(xmat).reshape(3, 3)
+    return float(np.arctan2(r[1, 0], r[0, 0]))
+
+
+def _rotate_z(v: np.ndarray, angle: float) -> np.ndarray:
+    c, s = np.cos(angle), np.sin(angle)
+    return np.array([c * v[0] - s * v[1], s * v[0] + c * v[1], v[2]])
+
+
+def _quat_mul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    out = np.zeros(4)
+    mujoco.mju_mulQuat(out, np.asarray(a, float), np.asarray(b, float))
+    return out
+
+
+def _slerp(a: np.ndarray, b: np.ndarray, t: float) -> np.ndarray:
+    a, b = np.asarray(a, float), np.asarray(b, float)
+    if a @ b < 0:
+        b = -b
+    q = a + (b - a) * t          # short arcs: a normalised lerp is close enough for a hand
+    return q / np.linalg.norm(q)
