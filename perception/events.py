@@ -92,10 +92,13 @@ class FallWatch:
 
 
 class WorkspaceWatch:
-    """Per camera, compares each frame with a reference taken while the workspace was clear."""
+    """Per camera, compares each frame with a reference taken while the workspace was clear. The
+    workspace is the box `margin` around the tower's footprint and above its top, less the tower."""
 
-    def __init__(self, model: TowerModel, cameras: list[CameraModel]):
+    def __init__(self, model: TowerModel, cameras: list[CameraModel],
+                 margin: float = WORKSPACE_MARGIN):
         self.model = model
+        self.margin = margin
         self.cameras = {c.name: c for c in cameras}
         self._reference: dict[str, np.ndarray] = {}
         self._masks: dict[str, np.ndarray] = {}
@@ -106,10 +109,16 @@ class WorkspaceWatch:
             self._reference[name] = _grey(image)
             self._masks[name] = self._mask(self.cameras[name], image.shape[:2], pose, layers)
 
-    def update(self, name: str, image: np.ndarray, time: float) -> WorkspaceEntered | None:
+    @property
+    def ready(self) -> bool:
+        return bool(self._reference)
+
+    def update(self, name: str, image: np.ndarray, time: float,
+               exclude: np.ndarray | None = None) -> WorkspaceEntered | None:
+        """`exclude`: pixels to ignore (where the robot's own arm is, now or in the reference)."""
         if name not in self._reference:
             return None
-        mask = self._masks[name]
+        mask = self._masks[name] if exclude is None else self._masks[name] & ~exclude
         diff = cv2.absdiff(_grey(image), self._reference[name])
         changed = (diff > CHANGE_LEVEL) & mask
         fraction = float(changed.sum()) / max(int(mask.sum()), 1)
@@ -121,9 +130,30 @@ class WorkspaceWatch:
         """Pixels of the workspace box around the tower, minus the tower's own silhouette."""
         half = self.model.length / 2
         top = layers * self.model.nominal_pitch
-        outer = _box_mask(camera, shape, pose, half + WORKSPACE_MARGIN, top + WORKSPACE_MARGIN)
+        outer = _box_mask(camera, shape, pose, half + self.margin, top + self.margin)
         tower = _box_mask(camera, shape, pose, half + 0.01, top + 0.01)
         return outer & ~tower
+
+
+def capsule_mask(camera: CameraModel, shape, starts: np.ndarray, ends: np.ndarray,
+                 radii: np.ndarray) -> np.ndarray:
+    """Pixels covered by world capsules (segment ends (N, 3), radii (N,)) in one camera's image."""
+    mask = np.zeros(shape[:2], np.uint8)
+    f = float(camera.K[0, 0])
+    for start, end, radius in zip(starts, ends, radii):
+        points = start + np.outer(np.linspace(0.0, 1.0, 6), end - start)
+        ahead = camera.in_front(points)
+        if not ahead.any():
+            continue
+        points = points[ahead]
+        depth = np.linalg.norm(points - camera.position, axis=1)
+        uv = np.round(camera.project(points)).astype(int)
+        for (u, v), d in zip(uv, depth):
+            cv2.circle(mask, (int(u), int(v)), max(1, int(np.ceil(f * radius / d))), 1, -1)
+        for a, b in zip(uv[:-1], uv[1:]):
+            cv2.line(mask, tuple(int(x) for x in a), tuple(int(x) for x in b), 1,
+                     max(1, int(np.ceil(2 * f * radius / depth.max()))))
+    return mask.astype(bool)
 
 
 def _grey(image: np.ndarray) -> np.ndarray:

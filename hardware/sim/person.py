@@ -92,6 +92,7 @@ class SimPerson:
         self.turns = 0
         self.state = "idle"           # idle, playing, done
         self.done_t: float | None = None
+        self.entered_t: float | None = None
         self.last_turn: dict = {}
         self.park()
 
@@ -108,6 +109,42 @@ class SimPerson:
         self.state, self.done_t = "playing", None
         self.last_turn = {"turn": self.turns, "tried": [], "mistake": mistake}
         self._script = self._turn()
+
+    def start_reach(self, point: np.ndarray, hold_s: float) -> None:
+        """Reach the hand in to `point` (world), hold it there `hold_s`, and take it away: a hand
+        in the workspace, for the safety monitor's tests. `entered_t` gets the world time the hand
+        first came within `margin` of the tower's footprint or top."""
+        if self.state == "playing":
+            raise RuntimeError("the person is already playing a turn")
+        self.state, self.done_t, self.entered_t = "playing", None, None
+        self._script = self._reach_in(np.asarray(point, float), hold_s)
+
+    def _reach_in(self, point: np.ndarray, hold_s: float):
+        data = self.world.data
+        top = self._top_z()
+        start = np.array([point[0], self.world.cell.tower.position[1] - 0.6, point[2]])
+        data.mocap_pos[self._hand] = start
+        yield
+        n = int(np.ceil(np.linalg.norm(point - start) / (REACH_SPEED * self.world.timestep)))
+        for i in range(1, n + 1):
+            data.mocap_pos[self._hand] = start + (point - start) * i / n
+            if self.entered_t is None and self._in_workspace(data.mocap_pos[self._hand], top):
+                self.entered_t = self.world.time
+            yield
+        for _ in range(int(hold_s / self.world.timestep)):
+            yield
+        yield from self._line(self._hand, start, REACH_SPEED)
+        self.park()
+
+    def _in_workspace(self, p: np.ndarray, top: float, margin: float = 0.12) -> bool:
+        """Whether any part of the hand (a 5 cm reach around its centre) is inside the box
+        `margin` around the tower's footprint and top."""
+        cell = self.world.cell
+        yaw = cell.tower.yaw
+        d = p[:2] - np.array(cell.tower.position)
+        local = np.array([np.cos(yaw) * d[0] + np.sin(yaw) * d[1], -np.sin(yaw) * d[0] + np.cos(yaw) * d[1]])
+        half = cell.blocks.length.mean / 2 + margin + 0.05
+        return bool(np.all(np.abs(local) <= half) and p[2] <= top + margin + 0.05)
 
     def step(self) -> None:
         """Advance the turn by one physics step (before the world steps)."""

@@ -59,3 +59,31 @@ def test_an_arm_entering_the_workspace_is_seen(sim_world, default_cell):
                if type(e).__name__ == "WorkspaceEntered"]
     sim_world.restore(saved)
     assert entered and entered[0].fraction > 0.01
+
+
+def test_the_robots_own_arm_can_be_cut_out_of_the_watch(sim_world, default_cell):
+    from perception.events import capsule_mask
+    from perception.pipeline import Perception
+    from planning.kinematics import ArmModel
+    from spatialmath import SE3
+    perception = Perception(default_cell)
+    perception.observe(frames_of(sim_world))
+    perception.workspace_clear(frames_of(sim_world))
+    saved = sim_world.save()
+    arm = ArmModel(default_cell)
+    q = arm.ik(SE3(0.62, 0.0, 0.2) * SE3.Rx(np.pi), "grasp", arm.home)
+    sim_world.place_arm(q)
+    caps, home = arm.link_capsules(q), arm.link_capsules(np.array(default_cell.arm.home))
+    tool_seen = 0
+    for name, frame in frames_of(sim_world).items():
+        camera = next(c for c in perception.cameras if c.name == name)
+        own = capsule_mask(camera, frame.image.shape, caps.starts, caps.ends, caps.radii + 0.04)
+        u, v = np.round(camera.project(caps.ends[-1:])[0]).astype(int)
+        if 0 <= v < own.shape[0] and 0 <= u < own.shape[1]:
+            assert own[v, u]                                 # the tool is in the mask
+            tool_seen += 1
+        # where the arm is now and where it was when the clear workspace was taken
+        was = capsule_mask(camera, frame.image.shape, home.starts, home.ends, home.radii + 0.04)
+        assert perception.workspace.update(name, frame.image, 0.0, exclude=own | was) is None
+    sim_world.restore(saved)
+    assert tool_seen >= 1

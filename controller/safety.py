@@ -1,0 +1,160 @@
+"""The safety monitor: while the robot plays, something entering the workspace around the tower
+(a hand, an arm, a sleeve) pauses the arm on the device (RATE 0) at the first camera frame that
+shows it; something near the workspace slows the arm; the arm goes on at full pace once both have
+stayed clear for CLEAR_S of world time. The robot's own arm is cut out of every comparison: its
+links are projected into each image from the joints the firmware reports, grown by how far the arm
+can move between a frame and the reading.
+
+It watches every camera in a thread of its own and never waits on the robot's turn, so a pause
+lands within a frame period plus the time to compare one frame, whatever the turn is doing.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+from controller.cell_link import CellLink
+from firmware_bridge.errors import ArmError
+from firmware_bridge.messages import Status
+from perception.events import WORKSPACE_MARGIN, WorkspaceWatch, capsule_mask
+from perception.tower_model import TowerPose
+from planning.collision import FINE_PARTS
+from planning.kinematics import ArmModel
+
+NEAR_MARGIN = 0.35        # m around the workspace: a person this close gets a slower arm
+SLOW_RATE = 0.4
+CLEAR_S = 0.5             # world time both zones stay clear before the arm goes on
+ARM_GROW = 0.04           # m added to each link's radius: the arm moves between frame and reading
+TOOL_GROW = 0.09          # the tool may carry a block sticking 60 mm out of its fingers
+POLL_S = 0.004
+
+
+@dataclass(frozen=True)
+class SafetyEvent:
+    kind: str             # "pause", "slow", "resume"
+    frame_t: float        # world time of the frame that showed it
+    device_t: float       # device time of the first reading at the new pace
+    camera: str | None
+    fraction: float       # share of the zone's pixels that changed
+
+    @property
+    def latency_s(self) -> float:
+        return self.device_t - self.frame_t
+
+
+class SafetyMonitor:
+    def __init__(self, link: CellLink, arm_model: ArmModel,
+                 on_event: Callable[[SafetyEvent], None] | None = None):
+        self.link = link
+        self.arm_model = arm_model
+        self.on_event = on_event
+        cameras = link.perception.cameras
+        self._cameras = {c.name: c for c in cameras}
+        model = link.perception.model
+        self.inside = WorkspaceWatch(model, cameras, WORKSPACE_MARGIN)
+        self.near = WorkspaceWatch(model, cameras, NEAR_MARGIN)
+        self.events: list[SafetyEvent] = []
+        self.level = "clear"                   # clear, near, inside
+        self._last_seen: dict[str, float] = {}  # world time something was last seen, per level
+        self._reference_arm: dict[str, np.ndarray] = {}
+        self._stop = threading.Event()
+        self._lock = threading.Lock()
+        self._thread: threading.Thread | None = None
+        self.error: Exception | None = None
+
+    # --- lifecycle -------------------------------------------------------------------------------
+
+    def watch(self, pose: TowerPose, layers: int) -> None:
+        """The workspace is clear now (the robot has looked): remember it, and watch from here on.
+        Called again at every turn, as the tower grows."""
+        frames = self.link.frames(self.link.arm.device_time())
+        images = {name: f.image for name, f in frames.items()}
+        with self._lock:
+            self.inside.set_clear(images, pose, layers)
+            self.near.set_clear(images, pose, layers)
+            self._reference_arm = {name: self._arm_mask(name, image.shape) for name, image in images.items()}
+        if self._thread is None:
+            self._stop.clear()
+            self._thread = threading.Thread(target=self._run, name="safety-monitor", daemon=True)
+            self._thread.start()
+
+    def stop(self) -> None:
+        """Stop watching; the arm is left at full pace (it is idle between turns)."""
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=2.0)
+            self._thread = None
+        self._set_level("clear", None, None, 0.0)
+
+    def __enter__(self) -> SafetyMonitor:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+    # --- watching --------------------------------------------------------------------------------
+
+    def _run(self) -> None:
+        seen = {name: 0 for name in self.link.cameras}
+        try:
+            while not self._stop.wait(POLL_S):
+                for name, source in list(self.link.cameras.items()):
+                    frame = source.latest()
+                    if frame is None or frame.number == seen.get(name):
+                        continue
+                    seen[name] = frame.number
+                    self._check(name, frame)
+        except (ArmError, OSError) as exc:
+            self.error = exc      # the turn's own calls will meet the same fault and stop
+
+    def _check(self, name: str, frame) -> None:
+        with self._lock:
+            exclude = self._arm_mask(name, frame.image.shape) | self._reference_arm.get(name, False)
+            inside = self.inside.update(name, frame.image, frame.time, exclude)
+            near = None if inside else self.near.update(name, frame.image, frame.time, exclude)
+        if inside is not None:
+            self._last_seen["inside"] = frame.time
+            self._set_level("inside", frame.time, name, inside.fraction)
+        elif near is not None:
+            self._last_seen["near"] = frame.time
+            if self.level != "inside" or frame.time - self._last_seen.get("inside", -1e9) >= CLEAR_S:
+                self._set_level("near", frame.time, name, near.fraction)
+        else:
+            latest = max(self._last_seen.values(), default=-1e9)
+            if self.level != "clear" and frame.time - latest >= CLEAR_S:
+                self._set_level("clear", frame.time, name, 0.0)
+
+    def _set_level(self, level: str, frame_t: float | None, camera: str | None,
+                   fraction: float) -> None:
+        if level == self.level:
+            return
+        arm = self.link.arm
+        rate = {"inside": 0.0, "near": SLOW_RATE, "clear": 1.0}[level]
+        if arm is not None:
+            arm.set_rate(rate)
+        self.level = level
+        if frame_t is None or arm is None:
+            return
+        device_t = self._paced_at(level)
+        kind = {"inside": "pause", "near": "slow", "clear": "resume"}[level]
+        event = SafetyEvent(kind, frame_t, device_t, camera, fraction)
+        self.events.append(event)
+        if self.on_event is not None:
+            self.on_event(event)
+
+    def _paced_at(self, level: str) -> float:
+        """Device time of the first reading at the new pace."""
+        wanted = {"inside": Status.PAUSED, "near": Status.SLOWED, "clear": Status(0)}[level]
+        paced = Status.PAUSED | Status.SLOWED
+        return self.link.arm.wait_for(lambda t: Status(t.status) & paced == wanted, 1.0).device_time
+
+    def _arm_mask(self, name: str, shape) -> np.ndarray:
+        """Where the robot's own arm is in this camera's image, from the joints it reports."""
+        caps = self.arm_model.link_capsules(np.array(self.link.arm.telemetry().q))
+        grow = np.array([TOOL_GROW if n in FINE_PARTS or n == "body" else ARM_GROW
+                         for n in caps.names])
+        return capsule_mask(self._cameras[name], shape, caps.starts, caps.ends, caps.radii + grow)
