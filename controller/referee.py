@@ -1,0 +1,84 @@
+"""What the robot, as referee, makes of a person's turn from what its cameras saw before and after
+it: which block left which slot, where it went and which way it lies, which other blocks were left
+out of place, whether the tower fell. The rules (planning/rules) then name the violations.
+
+No I/O: it compares two tower observations.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from perception.observation import TowerObservation
+from planning.rules import RuleOptions, Violation, ViolationCode, check_move, check_tested_blocks
+from planning.rules.moves import placement_target
+from planning.tower import layer_axis
+
+
+
+@dataclass
+class SeenMove:
+    source: tuple[int, int] | None = None
+    target: tuple[int, int] | None = None
+    block: int | None = None
+    laid_across: bool = False                  # seen on top lying the wrong way
+    displaced_mm: dict[tuple[int, int], float] = field(default_factory=dict)   # others moved
+    violations: list[Violation] = field(default_factory=list)
+    fell: bool = False
+    unclear: str | None = None                 # what could not be made out, if anything
+
+    @property
+    def complete(self) -> bool:
+        """A block was taken and put somewhere on top (rightly or wrongly)."""
+        return self.source is not None and (self.target is not None or self.laid_across)
+
+    def to_json(self) -> dict:
+        return {"source": self.source, "target": self.target, "block": self.block,
+                "laid_across": self.laid_across,
+                "displaced_mm": {f"{k[0]}.{k[1]}": round(v, 2) for k, v in self.displaced_mm.items()},
+                "violations": [{"code": v.code.label, "message": v.message} for v in self.violations],
+                "fell": self.fell, "unclear": self.unclear}
+
+
+def judge_seen_move(before: TowerObservation, after: TowerObservation,
+                    options: RuleOptions = RuleOptions(), blocks_moved: int = 0) -> SeenMove:
+    """The move between two observations of a standing tower, and the rules it broke."""
+    if after.fell:
+        return SeenMove(fell=True)
+    tower = before.tower_state(blocks_moved)
+    full_before = {k for k, v in before.occupancy.items() if v}
+    full_after = {k for k, v in after.occupancy.items() if v}
+    removed = sorted(full_before - full_after)
+    added = sorted(full_after - full_before)
+    move = SeenMove()
+    ids_before = {(b.layer, b.slot): b.block for b in before.blocks}
+    if len(removed) > 1:
+        move.unclear = f"{len(removed)} slots emptied: {removed}"
+    if removed:
+        move.source = removed[0]
+        move.block = ids_before.get(move.source)
+    if len(added) == 1:
+        move.target = added[0]
+    elif len(added) > 1:
+        move.unclear = f"{len(added)} slots filled: {added}"
+    if move.source is not None and move.target is None and move.block in after.out_of_place:
+        # read, but in no slot: lying across the top (the observer fits slots along each layer)
+        move.laid_across = True
+    protrusions = {(b.layer, b.slot): b.protrusion_mm for b in before.blocks}
+    for b in after.blocks:
+        key = (b.layer, b.slot)
+        if key in protrusions and key != move.source:
+            shift = abs(b.protrusion_mm - protrusions[key])
+            if shift > options.displaced_tolerance_mm:
+                move.displaced_mm[key] = shift
+    if move.source is not None and (move.target is not None or move.laid_across):
+        want = placement_target(tower)
+        target = move.target or (want.layer, want.slots[0])
+        axis = layer_axis(target[0])
+        if move.laid_across:
+            axis = "y" if axis == "x" else "x"
+        move.violations += check_move(tower, move.source, target, axis, options)
+        if move.laid_across:
+            move.violations = [v for v in move.violations if v.code is not ViolationCode.WRONG_SLOT]
+    move.violations += check_tested_blocks(move.displaced_mm, move.source, options)
+    return move

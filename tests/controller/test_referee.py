@@ -1,0 +1,74 @@
+"""The referee reads a person's move from two observations and names every violation it can see."""
+
+from controller.referee import judge_seen_move
+from perception.observation import TowerObservation
+from perception.tower_estimator import BlockObservation
+from perception.tower_model import TowerPose
+from planning.rules import RuleOptions, ViolationCode
+
+POSE = TowerPose(0.5, 0.0, 0.785, 0.01499)
+
+
+def seen(slots: dict[tuple[int, int], int], protrusions=None, out_of_place=(), fell=False):
+    """An observation: `slots` maps (layer, slot) to the block read there."""
+    protrusions = protrusions or {}
+    blocks = [BlockObservation(block, layer, slot, 1, (0.0, 0.0, 0.0), 0.0,
+                               protrusions.get((layer, slot), 0.0), ("left",))
+              for (layer, slot), block in slots.items()]
+    return TowerObservation(0.0, POSE, 0.0, 0.1, blocks, {k: True for k in slots},
+                            out_of_place=list(out_of_place), fell=fell)
+
+
+FRESH = {(layer, slot): 3 * (layer - 1) + slot for layer in range(1, 19) for slot in range(3)}
+
+
+def moved(slots, source, target):
+    out = dict(slots)
+    block = out.pop(source)
+    if target is not None:
+        out[target] = block
+    return out
+
+
+def codes(move):
+    return [v.code for v in move.violations]
+
+
+def test_a_legal_move_is_read_and_breaks_no_rule():
+    move = judge_seen_move(seen(FRESH), seen(moved(FRESH, (5, 1), (19, 1))))
+    assert move.source == (5, 1) and move.target == (19, 1) and move.block == FRESH[5, 1]
+    assert move.complete and move.violations == [] and not move.fell
+
+
+def test_a_block_from_a_forbidden_layer():
+    move = judge_seen_move(seen(FRESH), seen(moved(FRESH, (18, 0), (19, 1))))
+    assert codes(move) == [ViolationCode.FORBIDDEN_LAYER]
+
+
+def test_a_new_layer_before_the_top_is_complete():
+    started = moved(FRESH, (5, 1), (19, 1))
+    move = judge_seen_move(seen(started), seen(moved(started, (6, 0), (20, 1))), blocks_moved=1)
+    assert codes(move) == [ViolationCode.NEW_LAYER_EARLY]
+
+
+def test_a_block_laid_the_wrong_way_on_top():
+    block = FRESH[5, 1]
+    move = judge_seen_move(seen(FRESH), seen(moved(FRESH, (5, 1), None), out_of_place=[block]))
+    assert move.laid_across and move.complete
+    assert codes(move) == [ViolationCode.WRONG_ORIENTATION]
+
+
+def test_a_tested_block_left_out_and_the_tolerance_of_the_rules():
+    after = seen(moved(FRESH, (5, 1), (19, 1)), protrusions={(7, 2): 3.5, (8, 0): 0.6})
+    move = judge_seen_move(seen(FRESH), after)
+    assert codes(move) == [ViolationCode.TESTED_BLOCK_DISPLACED] and move.displaced_mm == {(7, 2): 3.5}
+    lenient = judge_seen_move(seen(FRESH), after, RuleOptions(displaced_tolerance_mm=5.0))
+    assert lenient.violations == []
+
+
+def test_a_fall_and_a_move_not_yet_made():
+    assert judge_seen_move(seen(FRESH), seen(FRESH, fell=True)).fell
+    waiting = judge_seen_move(seen(FRESH), seen(moved(FRESH, (5, 1), None)))
+    assert waiting.source == (5, 1) and not waiting.complete and waiting.violations == []
+    both = judge_seen_move(seen(FRESH), seen(moved(moved(FRESH, (5, 1), (19, 1)), (6, 0), None)))
+    assert both.unclear and "2 slots emptied" in both.unclear
