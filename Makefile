@@ -18,5 +18,10 @@ $(INSTALLED): pyproject.toml | $(BIN)/python
 test: $(INSTALLED)
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
+# A match, robot against the simulated person, on the default simulated cell; PLAY_ARGS passes
+# options on (`make play PLAY_ARGS="--seed 2 --person-skill 0.3"`).
+play: $(INSTALLED)
+	$(BIN)/jenga-robot play $(PLAY_ARGS)
+
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache

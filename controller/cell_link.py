@@ -127,15 +127,18 @@ class CellLink:
 class SimulatedCell:
     """`jenga-robot sim serve` in a child process, for when no hardware is named."""
 
-    def __init__(self, seed: int, cell_path: str | None = None):
+    def __init__(self, seed: int, cell_path: str | None = None, person_skill: float | None = None):
         command = [sys.executable, "-u", "-m", "controller.cli", "sim", "serve", "--seed", str(seed)]
         if cell_path:
             command += ["--cell", cell_path]
+        if person_skill is not None:
+            command += ["--person-skill", str(person_skill)]
         self.process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                         text=True)
         self.serial = ""
         self.camera_urls: dict[str, str] = {}
         self.truth_url = ""
+        self.base_url = ""
         while True:
             line = self.process.stdout.readline()
             if not line:
@@ -149,8 +152,8 @@ class SimulatedCell:
             elif line.startswith("simulated cell"):
                 break
         if self.camera_urls:
-            base = next(iter(self.camera_urls.values())).rsplit("/", 1)[0]
-            self.truth_url = base + "/truth.json"
+            self.base_url = next(iter(self.camera_urls.values())).rsplit("/", 1)[0]
+            self.truth_url = self.base_url + "/truth.json"
         # Keep reading the child's output: a full pipe would block the simulator mid-match.
         self.log: list[str] = []
         for stream in (self.process.stdout, self.process.stderr):

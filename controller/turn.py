@@ -120,17 +120,19 @@ class RobotTurn:
 
     # --- the turn -----------------------------------------------------------------------------
 
-    def play(self, number: int, blocks_moved: int = 0) -> TurnReport:
-        """Play one turn. An error that ends it carries what was done so far as `.report`."""
+    def play(self, number: int, blocks_moved: int = 0, watch_window: bool = True) -> TurnReport:
+        """Play one turn. An error that ends it carries what was done so far as `.report`. With
+        `watch_window` False the turn ends when the arm is home again, and whoever runs the match
+        watches the settling window (the next player may close it early)."""
         report = TurnReport(number)
         try:
-            return self._play(report, blocks_moved)
+            return self._play(report, blocks_moved, watch_window)
         except Exception as exc:
             report.error = str(exc)
             exc.report = report
             raise
 
-    def _play(self, report: TurnReport, blocks_moved: int) -> TurnReport:
+    def _play(self, report: TurnReport, blocks_moved: int, watch_window: bool = True) -> TurnReport:
         clock = _Phases(self.arm, report)
         with clock("perceive"):
             obs = self._observe()
@@ -175,6 +177,8 @@ class RobotTurn:
         report.legal = check_move(state, chosen, target, layer_axis(target[0]), self.options) == []
         with clock("clear"):
             self._transit(self.planner.arm.home, layers + 1)
+        if not watch_window:
+            return report
         with clock("settle"):
             final = self._watch_settle(report.released_at)
         report.fell = final is None or final.fell

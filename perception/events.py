@@ -23,6 +23,9 @@ SETTLE_S = 1.0
 WORKSPACE_MARGIN = 0.12         # m around the tower's footprint and above its top
 CHANGE_LEVEL = 40               # grey levels: a pixel that changed this much changed
 INTRUSION_FRACTION = 0.01       # share of the workspace's pixels that changed
+# Blocks pushed out of the tower stick out of its faces by up to this (m): the slabs in front of
+# the faces count as tower, so a block being pushed through or pulled is not taken for a hand.
+PROTRUSION_ALLOWANCE = 0.06
 
 
 @dataclass(frozen=True)
@@ -132,6 +135,8 @@ class WorkspaceWatch:
         top = layers * self.model.nominal_pitch
         outer = _box_mask(camera, shape, pose, half + self.margin, top + self.margin)
         tower = _box_mask(camera, shape, pose, half + 0.01, top + 0.01)
+        for along in ((half + PROTRUSION_ALLOWANCE, half), (half, half + PROTRUSION_ALLOWANCE)):
+            tower |= _box_mask(camera, shape, pose, along, top + 0.01)
         return outer & ~tower
 
 
@@ -160,8 +165,11 @@ def _grey(image: np.ndarray) -> np.ndarray:
     return image if image.ndim == 2 else cv2.cvtColor(image, cv2.COLOR_RGB2GRAY)
 
 
-def _box_mask(camera: CameraModel, shape, pose: TowerPose, half: float, height: float) -> np.ndarray:
-    corners = np.array([[x, y, z] for x in (-half, half) for y in (-half, half) for z in (0.0, height)])
+def _box_mask(camera: CameraModel, shape, pose: TowerPose, half, height: float) -> np.ndarray:
+    """Pixels of a box on the table centred on the tower; `half` is its half-size, or (along the
+    tower's x, along its y)."""
+    hx, hy = (half, half) if np.isscalar(half) else half
+    corners = np.array([[x, y, z] for x in (-hx, hx) for y in (-hy, hy) for z in (0.0, height)])
     uv = camera.project(pose.to_world(corners))
     hull = cv2.convexHull(np.round(uv).astype(np.int32))
     mask = np.zeros(shape, np.uint8)

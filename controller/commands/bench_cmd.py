@@ -15,11 +15,11 @@ from controller.commands.common import CommandError
 from controller.commands.progress import Progress
 from hardware.cells import DEFAULT_CELL
 
-SUITES = ("link", "sim", "perception")
+SUITES = ("link", "sim", "perception", "safety")
 
 
 def register(commands: argparse._SubParsersAction) -> None:
-    bench = commands.add_parser("bench", help="benchmarks: link, sim, perception")
+    bench = commands.add_parser("bench", help="benchmarks: link, sim, perception, safety")
     bench.add_argument("--suite", required=True, choices=SUITES + ("all",))
     bench.add_argument("--json", metavar="FILE", help="write the figures as JSON")
     bench.add_argument("--cell", default=str(DEFAULT_CELL), metavar="FILE")
@@ -27,6 +27,8 @@ def register(commands: argparse._SubParsersAction) -> None:
     bench.add_argument("--first-seed", type=int, default=1)
     bench.add_argument("--scenes", type=int, default=50, help="scenes for the perception suite "
                        "(default %(default)s; every fifth is knocked over)")
+    bench.add_argument("--reaches", type=int, default=10,
+                       help="hands reaching into the workspace for the safety suite (default %(default)s)")
     bench.set_defaults(run=run_bench)
 
 
@@ -37,8 +39,8 @@ def machine() -> dict:
 
 def run_bench(args: argparse.Namespace) -> int:
     suites = SUITES if args.suite == "all" else (args.suite,)
-    if args.seeds < 1 or args.scenes < 1:
-        raise CommandError("--seeds and --scenes must be at least 1")
+    if args.seeds < 1 or args.scenes < 1 or args.reaches < 1:
+        raise CommandError("--seeds, --scenes and --reaches must be at least 1")
     report = {"machine": machine(), "suites": {}}
     tables = []
     for suite in suites:
@@ -47,6 +49,8 @@ def run_bench(args: argparse.Namespace) -> int:
             figures, table = _link()
         elif suite == "perception":
             figures, table = _perception(args)
+        elif suite == "safety":
+            figures, table = _safety(args)
         else:
             figures, table = _sim(args)
         figures["wall_s"] = round(time.monotonic() - started, 1)
@@ -106,6 +110,21 @@ def _perception(args: argparse.Namespace) -> tuple[dict, str]:
     rows.append(("scenes", f"{result.scenes} ({result.fallen_scenes} knocked over)",
                  f"{result.blocks_measured} blocks measured"))
     return figures, _table("perception", rows)
+
+
+def _safety(args: argparse.Namespace) -> tuple[dict, str]:
+    import hardware.sim  # noqa: F401  (offscreen rendering set up before OpenCV and MuJoCo load)
+    from controller.bench.safety import measure
+    result = measure(load(args.cell), args.reaches, args.first_seed, progress=Progress("bench safety"))
+    figures = dataclasses.asdict(result)
+    rows = [("pause_ms_median", result.pause_ms_median, "hand in the workspace to the arm paused (device)"),
+            ("pause_ms_p95", result.pause_ms_p95, f"worst {result.pause_ms_max}"),
+            ("seen_to_pause_ms_median", result.seen_to_pause_ms_median,
+             "frame that showed the hand to the arm paused"),
+            ("resumed", f"{result.resumed} of {result.runs}", "full pace again once the hand had gone"),
+            ("missed", result.missed, "reaches that never paused the arm"),
+            ("false_pauses", result.false_pauses, "while the arm alone moved in and out of the workspace")]
+    return figures, _table("safety", rows)
 
 
 def _table(suite: str, rows) -> str:

@@ -1,4 +1,5 @@
-"""`jenga-robot play`: the robot plays. `--solo` builds alone for a number of turns."""
+"""`jenga-robot play`: the robot plays a match against a person (by default the simulated cell's
+simulated person), or with `--solo` builds alone for a number of turns."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import json
 from controller.commands.cell_cmd import load
 from controller.commands.common import EXIT_FAILED, CommandError
 from hardware.cells import DEFAULT_CELL
+from planning.rules import VARIANT_NAMES, Scoring
 
 SIM_STALL_S = 0.5
 
@@ -16,7 +18,24 @@ SIM_STALL_S = 0.5
 def register(commands: argparse._SubParsersAction) -> None:
     play = commands.add_parser("play", help="play Jenga (the simulated cell unless hardware is named)")
     play.add_argument("--solo", action="store_true", help="the robot plays every turn")
-    play.add_argument("--turns", type=int, default=10)
+    play.add_argument("--turns", type=int, default=10, help="turns of a solo game")
+    play.add_argument("--scoring", choices=[s.value for s in Scoring if s is not Scoring.TEAM],
+                      default="round_wins", help="match scoring (default %(default)s)")
+    play.add_argument("--points", type=int, default=1,
+                      help="round wins or team points that win the match (default %(default)s)")
+    play.add_argument("--rounds", type=int, default=3,
+                      help="rounds of a penalty-total or survival match (default %(default)s)")
+    play.add_argument("--first", choices=["person", "robot"], default="person",
+                      help="who builds and moves first (default %(default)s)")
+    play.add_argument("--variant", action="append", default=[], choices=VARIANT_NAMES,
+                      help="a rule variant, once per variant")
+    play.add_argument("--person", choices=["simulated", "console"], default=None,
+                      help="the opponent: the simulated cell's person (default without --serial) "
+                           "or a real one at the table, who presses Enter when done")
+    play.add_argument("--person-skill", type=float, default=0.7, metavar="0..1",
+                      help="the simulated person's skill (default %(default)s)")
+    play.add_argument("--report-dir", metavar="DIR",
+                      help="where a match writes its log and summary (default reports/match-TIME)")
     play.add_argument("--seed", type=int, default=1, help="tower seed of the simulated cell")
     play.add_argument("--cell", default=str(DEFAULT_CELL), metavar="FILE")
     play.add_argument("--serial", metavar="PORT", help="the arm's serial port (real hardware)")
@@ -53,7 +72,8 @@ def run_play(args: argparse.Namespace) -> int:
     from firmware_bridge.errors import ArmError
 
     if not args.solo:
-        raise CommandError("only --solo play is available yet")
+        from controller.commands.match_cmd import run_match
+        return run_match(args)
     if args.turns < 1:
         raise CommandError("--turns must be at least 1")
     cell = load(args.cell)

@@ -204,7 +204,8 @@ class SimPerson:
             # test a block, change one's mind, and leave it sticking out
             source, candidates = candidates[0], candidates[1:]
             block = self.truth.block_at(*source)
-            yield from self._push(block, LEFT_OUT, self.skill.push_limit_n)
+            # out toward the cameras' side, where the referee can see it
+            yield from self._push(block, LEFT_OUT, self.skill.push_limit_n, toward_x=True)
             record["tried"].append({"source": list(source), "block": block, "came_out": False,
                                     "left_out_mm": round(self._moved(block) * 1000, 1)})
             candidates = [c for c in candidates if abs(c[0] - source[0]) > 1]
@@ -225,7 +226,8 @@ class SimPerson:
 
     # --- the finger --------------------------------------------------------------------------------
 
-    def _push(self, block: int, protrude: float, limit_n: float, from_far_end: bool = True):
+    def _push(self, block: int, protrude: float, limit_n: float, from_far_end: bool = True,
+              toward_x: bool = False):
         """Push `block` from its end away from the person until its near end stands `protrude`
         out of its home, or the tip feels `limit_n`; True if it got there. With `from_far_end`
         False, push it back from the near end until it is home again."""
@@ -236,6 +238,8 @@ class SimPerson:
         axis /= np.linalg.norm(axis)
         near = axis if axis[1] < 0 else -axis           # the person stands on the -y side
         push = near if from_far_end else -near          # the direction the block is pushed
+        if toward_x:
+            push = axis if axis[0] > 0 else -axis
         if from_far_end:
             self._home = data.xpos[body].copy()
         half = self._length(block) / 2

@@ -27,6 +27,7 @@ class SimServer:
         self.cell = cell
         self.world = world or SimWorld(cell, seed, markers=cameras)
         self.person = SimPerson(self.world, Skill(person_skill), seed)
+        self._fresh = self.world.save()
         self.port = PtyPort()
         self.engine = DeviceEngine(device_config(cell), SimHardware(self.world),
                                    boot_time=self.world.time)
@@ -34,7 +35,8 @@ class SimServer:
         self.cameras = CameraServer(self.world.model, cell.cameras,
                                     documents={"/truth.json": self.truth_document,
                                                "/person.json": self.person_document},
-                                    actions={"/person/turn": self.person_turn},
+                                    actions={"/person/turn": self.person_turn,
+                                             "/tower/rebuild": self.rebuild_tower},
                                     xml=self.world.built.xml, assets=self.world.built.assets) \
             if cameras else None
         self.realtime = realtime
@@ -107,6 +109,15 @@ class SimServer:
         with self._lock:
             self.person.start_turn(request.get("mistake"))
             return self.person.status()
+
+    def rebuild_tower(self, request: dict) -> dict:
+        """A new round: the person builds the tower again (the drawn tower, as it first stood)."""
+        with self._lock:
+            if self.person.state == "playing":
+                raise RuntimeError("the person is playing a turn")
+            self.world.rebuild_tower(self._fresh)
+            self.truth.reference()
+            return {"rebuilt": True, "time": self.world.time}
 
     def reset_device(self) -> None:
         """Power-cycle the arm's controller (fault injection): the physics goes on."""

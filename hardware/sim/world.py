@@ -210,6 +210,24 @@ class SimWorld:
         mujoco.mj_getState(self.model, self.data, state, spec)
         return SavedState(self.time, state, self.data.ctrl.copy(), self._bias.copy())
 
+    def rebuild_tower(self, saved: SavedState) -> None:
+        """Put every block back where it was in `saved` (a person rebuilding the tower), at rest;
+        the arm, its set-points and the clock carry on."""
+        qpos = np.empty(self.model.nq)
+        mujoco.mj_setState(self.model, self._scratch(), saved.state, mujoco.mjtState.mjSTATE_INTEGRATION)
+        qpos[:] = self._scratch_data.qpos
+        for body in self.block_body.values():
+            joint = self.model.body_jntadr[body]
+            adr, dof = self.model.jnt_qposadr[joint], self.model.jnt_dofadr[joint]
+            self.data.qpos[adr:adr + 7] = qpos[adr:adr + 7]
+            self.data.qvel[dof:dof + 6] = 0.0
+        mujoco.mj_forward(self.model, self.data)
+
+    def _scratch(self) -> mujoco.MjData:
+        if getattr(self, "_scratch_data", None) is None:
+            self._scratch_data = mujoco.MjData(self.model)
+        return self._scratch_data
+
     def restore(self, saved: SavedState) -> None:
         mujoco.mj_setState(self.model, self.data, saved.state, mujoco.mjtState.mjSTATE_INTEGRATION)
         self.data.ctrl[:] = saved.ctrl

@@ -116,6 +116,11 @@ class RoundReferee:
         return self._turn.player
 
     @property
+    def touched_at(self) -> float | None:
+        """When the open turn's player first touched the tower (None: not yet)."""
+        return self._turn.first_touch_t
+
+    @property
     def window_closes_at(self) -> float | None:
         if self.phase is not Phase.WINDOW:
             return None

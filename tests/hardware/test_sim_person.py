@@ -1,20 +1,37 @@
-"""The simulated person plays through the physics: a practised player's turn moves one block from a
-legal source to the top, at a right angle to the layer below, with the tower standing; told to make
-a mistake, they make exactly that one, for the referee to see."""
+"""The simulated person plays through the physics, and the referee sees what they did through the
+cameras. A practised turn moves one block from a legal source to the top at a right angle with the
+tower standing, and the referee calls nothing; told to break a rule, the person breaks exactly that
+one (checked with the simulator's ground truth) and the referee, looking at the rendered camera
+images before and after, names it."""
 
 import numpy as np
 import pytest
 
+from controller.referee import judge_seen_move
 from hardware.sim.ground_truth import GroundTruth
 from hardware.sim.person import MISTAKES, SimPerson, Skill
 from hardware.sim.world import SimWorld
-from planning.rules import legal_sources, placement_target
+from perception.pipeline import Perception
+from planning.rules import ViolationCode, legal_sources, placement_target
+from tests.perception.conftest import frames_of
 
 TURN_LIMIT_S = 120.0
 
 
+@pytest.fixture(scope="module")
+def table(default_cell):
+    import hardware.sim  # noqa: F401  (offscreen rendering)
+    world = SimWorld(default_cell, 1)
+    person = SimPerson(world, Skill(0.8), seed=1)
+    fresh = world.save()
+    yield world, person, fresh, {}
+    world.close()
+
+
 def _play(world, person, mistake=None) -> dict:
     truth = GroundTruth(world)
+    perception = Perception(world.cell)
+    seen_before = perception.observe(frames_of(world)).observation
     before = {b.index: truth.slot_of(b.index) for b in world.blocks}
     tower = truth.tower_state()
     person.start_turn(mistake)
@@ -23,61 +40,80 @@ def _play(world, person, mistake=None) -> dict:
         person.step()
         world.step(1)
         assert world.time - started < TURN_LIMIT_S, "the person's turn never ended"
-    world.step_for(2.0)
+    world.step_for(1.0)
+    seen_after = perception.observe(frames_of(world)).observation
     after = {b.index: truth.slot_of(b.index) for b in world.blocks}
     moved = {b: (before[b], after[b]) for b in before if before[b] != after[b]}
-    return {"tower": tower, "moved": moved, "truth": truth, "took_s": world.time - started}
+    return {"tower": tower, "moved": moved, "truth": truth,
+            "called": judge_seen_move(seen_before, seen_after, blocks_moved=tower.blocks_moved)}
 
 
-@pytest.fixture(scope="module")
-def table(default_cell):
-    world = SimWorld(default_cell, 1, markers=False)
-    yield world, SimPerson(world, Skill(0.8), seed=1)
-    world.close()
+def _codes(turn) -> list[ViolationCode]:
+    return [v.code for v in turn["called"].violations]
 
 
-def test_a_block_from_a_forbidden_layer_when_told(table):
-    # on the fresh tower: its top layer is complete, so no block of it may be taken
-    world, person = table
-    turn = _play(world, person, "forbidden_layer")
-    assert len(turn["moved"]) == 1, turn["moved"]
-    (source, target), = turn["moved"].values()
-    assert source not in legal_sources(turn["tower"]) and source[0] == 18
-    assert target[0] == 19
-
-
-def test_a_practised_turn_is_legal_and_the_tower_stands(table):
-    world, person = table
+def test_a_practised_turn_is_legal_and_the_referee_calls_nothing(table):
+    world, person, fresh, saved = table
+    world.restore(fresh)
     turn = _play(world, person)
     assert len(turn["moved"]) == 1, turn["moved"]
     (source, target), = turn["moved"].values()
     assert source in legal_sources(turn["tower"])
-    assert target[0] == placement_target(turn["tower"]).layer   # a right angle, or no slot at all
+    assert target[0] == placement_target(turn["tower"]).layer    # a right angle, or no slot at all
     assert turn["truth"].fallen() == [] and person.state == "done"
-    assert person.last_turn["source"] == list(source) and 5.0 < turn["took_s"] < 60.0
+    called = turn["called"]
+    assert (called.source, called.target) == (source, target) and called.violations == []
+    saved["one placed"] = world.save()
 
 
-def test_a_block_laid_the_wrong_way_when_told(table):
-    # a block can lie the wrong way only on a complete top layer: complete layer 19 first
-    world, person = table
-    while GroundTruth(world).tower_state().top_layer == 19 and \
-            not GroundTruth(world).tower_state().top_is_complete:
-        assert len(_play(world, person)["moved"]) == 1
+def test_a_block_from_a_forbidden_layer(table):
+    # the fresh tower's top layer is complete: none of its blocks may be taken
+    world, person, fresh, _ = table
+    world.restore(fresh)
+    turn = _play(world, person, "forbidden_layer")
+    assert len(turn["moved"]) == 1, turn["moved"]
+    (source, _), = turn["moved"].values()
+    assert source[0] == 18 and source not in legal_sources(turn["tower"])
+    assert _codes(turn) == [ViolationCode.FORBIDDEN_LAYER]
+
+
+def test_a_block_laid_the_wrong_way(table):
+    # only a complete top layer leaves room to lay a block the wrong way
+    world, person, fresh, _ = table
+    world.restore(fresh)
     turn = _play(world, person, "wrong_orientation")
     block = next(b for b, (was, _) in turn["moved"].items() if list(was) == person.last_turn["source"])
-    assert turn["moved"][block][1] is None      # in no slot: it lies across the layer's direction
     pose = turn["truth"].pose(block)
     layer = placement_target(turn["tower"]).layer
-    along_x = abs(pose.axis[0]) > abs(pose.axis[1])
-    assert along_x != (layer % 2 == 1) and pose.tilt < np.radians(10)
-    assert pose.position[2] > (layer - 1) * world.cell.blocks.height.mean
+    assert (abs(pose.axis[0]) > abs(pose.axis[1])) != (layer % 2 == 1) and pose.tilt < np.radians(10)
+    assert ViolationCode.WRONG_ORIENTATION in _codes(turn)
+
+
+def test_a_new_layer_before_the_top_is_complete(table):
+    world, person, _, saved = table
+    world.restore(saved["one placed"])
+    turn = _play(world, person, "new_layer_early")
+    assert any(new is not None and new[0] == turn["tower"].top_layer + 1
+               for _, new in turn["moved"].values()), turn["moved"]
+    assert ViolationCode.NEW_LAYER_EARLY in _codes(turn)
+
+
+def test_a_tested_block_left_out(table):
+    world, person, _, saved = table
+    world.restore(saved["one placed"])
+    turn = _play(world, person, "tested_left_out")
+    left = person.last_turn["tried"][0]
+    assert left["left_out_mm"] > 1.0
+    assert ViolationCode.TESTED_BLOCK_DISPLACED in _codes(turn)
+    assert tuple(left["source"]) in turn["called"].displaced_mm
 
 
 def test_skills_and_mistakes_are_checked(table):
-    world, person = table
+    _, person, _, _ = table
     with pytest.raises(ValueError, match="within 0..1"):
         Skill(1.5)
     with pytest.raises(ValueError, match="unknown mistake"):
         person.start_turn("juggling")
     assert Skill(1.0).push_limit_n < Skill(0.0).push_limit_n and Skill(1.0).tries > Skill(0.0).tries
-    assert set(MISTAKES) >= {"wrong_orientation", "forbidden_layer", "new_layer_early"}
+    assert set(MISTAKES) == {"wrong_orientation", "forbidden_layer", "new_layer_early",
+                             "tested_left_out"}

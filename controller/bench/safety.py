@@ -1,0 +1,97 @@
+"""Safety benchmark: how soon a hand in the workspace pauses the arm, on the simulated cell served
+as hardware (pty and camera streams), with the safety monitor watching the streams.
+
+- pause_ms_*: world time from the simulated hand first coming into the workspace (the simulator's
+  ground truth) to the first device reading at RATE 0, over `runs` reaches from around the tower;
+- seen_to_pause_ms_median: from the world time of the frame that showed the hand to that reading
+  (the monitor's own share: comparing the frame and commanding the pause);
+- resumed: reaches after which the arm went back to full pace once the hand had gone;
+- false_pauses: pauses while the arm moved in and out of the tower's workspace with no hand there.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from controller.cell_link import CellLink
+from controller.safety import SafetyMonitor
+from hardware.sim.server import SimServer
+from planning.cell.model import Cell
+from planning.kinematics import ArmModel
+from planning.motion.planner import MotionPlanner
+
+HOLD_S = 1.5
+REACH_OUT_M = 0.10          # the hand stops this far from the tower's centre
+
+
+@dataclass
+class SafetyFigures:
+    runs: int = 0
+    pause_ms_median: float = float("nan")
+    pause_ms_p95: float = float("nan")
+    pause_ms_max: float = float("nan")
+    seen_to_pause_ms_median: float = float("nan")
+    resumed: int = 0
+    missed: int = 0
+    false_pauses: int = 0
+    pause_ms: list[float] = field(default_factory=list)
+
+
+def _wait(predicate, timeout_s: float) -> bool:
+    deadline = time.monotonic() + timeout_s
+    while not predicate():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.01)
+    return True
+
+
+def measure(cell: Cell, runs: int = 10, seed: int = 1, stall_s: float = 0.5,
+            progress=None) -> SafetyFigures:
+    figures = SafetyFigures(runs=runs)
+    seen_ms = []
+    with SimServer(cell, seed) as server, \
+            CellLink(cell, server.serial_path, server.camera_urls(), stall_s=stall_s) as link:
+        seen = link.observe().observation
+        planner = MotionPlanner(cell)
+        with SafetyMonitor(link, ArmModel(cell)) as monitor:
+            monitor.watch(seen.pose, seen.top_layer)
+            # the arm alone, in and out of the workspace: nothing should pause it
+            q = np.array(link.arm.telemetry().q_set)
+            probe = planner.push(q, 9, 1, 0.0, tower_layers=seen.top_layer)
+            for step in probe.steps[:2]:        # transit and approach, stopping short of the block
+                link.arm.follow(step.trajectory.times, step.trajectory.positions)
+            back = planner.transit(np.array(link.arm.telemetry().q_set), np.array(cell.arm.home),
+                                   tower_layers=seen.top_layer)
+            link.arm.follow(back.steps[0].trajectory.times, back.steps[0].trajectory.positions)
+            figures.false_pauses = sum(e.kind == "pause" for e in monitor.events)
+            x, y = cell.tower.position
+            for i in range(runs):
+                angle = -np.pi / 2 + (i - runs / 2) * np.pi / (2 * runs)     # from the person's side
+                z = 0.05 + 0.25 * (i % 3) / 2
+                point = np.array([x + REACH_OUT_M * np.cos(angle), y + REACH_OUT_M * np.sin(angle), z])
+                before = len(monitor.events)
+                server.locked(lambda world, engine: server.person.start_reach(point, HOLD_S))
+                paused = _wait(lambda: any(e.kind == "pause" for e in monitor.events[before:]), 15.0)
+                _wait(lambda: server.person.state != "playing", 30.0)
+                figures.resumed += _wait(lambda: monitor.level == "clear", 15.0)
+                entered = server.person.entered_t
+                pause = next((e for e in monitor.events[before:] if e.kind == "pause"), None)
+                if not paused or pause is None or entered is None:
+                    figures.missed += 1
+                else:
+                    figures.pause_ms.append(round((pause.device_t - entered) * 1000, 1))
+                    seen_ms.append((pause.device_t - pause.frame_t) * 1000)
+                if progress:
+                    progress(i + 1, runs)
+    if figures.pause_ms:
+        ordered = sorted(figures.pause_ms)
+        figures.pause_ms_median = round(statistics.median(ordered), 1)
+        figures.pause_ms_p95 = round(ordered[min(len(ordered) - 1, int(0.95 * len(ordered)))], 1)
+        figures.pause_ms_max = ordered[-1]
+        figures.seen_to_pause_ms_median = round(statistics.median(seen_ms), 1)
+    return figures

@@ -1,0 +1,252 @@
+"""A match between the robot and a person, run turn by turn under the rules.
+
+Every event is written to the match log before it is applied (MatchProgress) or acted on, so the
+log always holds at least what the match has done. World time is the arm's device time (the
+cameras stamp frames in the same world's time); match time is that plus the log's clock offset.
+
+The robot's turn: it plays (RobotTurn) with the safety monitor watching, tells the person it is
+their turn as soon as the arm is home, and watches its settling window; the person's first touch
+(a hand in the workspace, seen by the monitor) closes the window early. The person's turn: the
+robot waits for "done" and the hand gone, looks, rules on the move it saw (controller/referee.py),
+and watches the settling window before it moves again.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Callable
+
+from controller.cell_link import CellLink
+from controller.match_log import MatchLog
+from controller.match_progress import MatchProgress
+from controller.referee import judge_seen_move
+from controller.safety import CLEAR_S, SafetyEvent, SafetyMonitor
+from controller.turn import RobotTurn, TurnError, TurnReport
+from perception.observation import PerceptionError, TowerObservation
+from planning.kinematics import ArmModel
+from planning.motion.planner import MotionPlanner
+from planning.motion.plans import PlanError
+from planning.rules import Fall
+
+ROBOT = "robot"
+TOUCH_N = 0.05              # a probe force above this is the robot's first touch
+LOOK_EVERY_S = 0.5          # world time between looks while waiting on the person
+PERSON_TURN_LIMIT_S = 600.0  # a person silent this long (world time) is asked again
+SETTLE_S = 1.0              # the tower is left this long after the hand has gone before judging
+# The safety monitor's picture of the clear workspace counts blocks this far above the top as
+# tower, so the blocks placed until it is next refreshed are not taken for a hand.
+HEADROOM_LAYERS = 2
+
+
+class MatchError(RuntimeError):
+    """The match cannot go on (the robot cannot play, the cell stopped answering)."""
+
+
+class MatchRunner:
+    def __init__(self, link: CellLink, log: MatchLog, progress: MatchProgress, person,
+                 on_line: Callable[[str], None] = print):
+        self.link = link
+        self.log = log
+        self.progress = progress
+        self.person = person
+        self.say = on_line
+        self.options = progress.config.options
+        self.robot = RobotTurn(link, MotionPlanner(link.cell), self.options)
+        self.monitor = SafetyMonitor(link, ArmModel(link.cell), on_event=self._safety)
+        self.seen: TowerObservation | None = None
+        self.reports: list[TurnReport] = []
+        self._told = False                  # the person has been told it is their turn
+
+    # --- the match ---------------------------------------------------------------------------------
+
+    def run(self) -> str | None:
+        """Play until the match has a winner; returns it."""
+        world = self.link.arm.device_time()
+        last = self.progress.time if math.isfinite(self.progress.time) else world
+        self._emit("clock", world_t=world, match_t=max(world, last))
+        try:
+            while not self.progress.over:
+                if not self.progress.in_round:
+                    self._start_round()
+                elif self.progress.referee.current_player == ROBOT:
+                    self._robot_turn()
+                else:
+                    self._person_turn()
+            self._emit("match_end", winner=self.progress.match.winner,
+                       standings=self.progress.match.standings())
+        finally:
+            self.monitor.stop()
+        return self.progress.match.winner
+
+    def _start_round(self) -> None:
+        if self.progress.rounds_started:
+            self.person.rebuild()
+            self._wait_world(SETTLE_S)
+        self.seen = self._look()
+        if self.seen.fell:
+            raise MatchError("the tower is not standing: build it and start again")
+        self.monitor.watch(self.seen.pose, self.seen.top_layer + HEADROOM_LAYERS)
+        number = self.progress.rounds_started + 1
+        self._emit("round_start", round=number, tower=self.seen.tower_state().to_json(),
+                   starter=self.progress.match.starting_player())
+        self.say(f"round {number}: {self.progress.match.starting_player()} starts")
+
+    # --- the robot's turn --------------------------------------------------------------------------
+
+    def _robot_turn(self) -> None:
+        number = self.progress.turns_in_round + 1
+        self._emit("turn_start", player=ROBOT, turn=number, t=self._now())
+        seen = self._look()
+        self.monitor.watch(seen.pose, seen.top_layer + HEADROOM_LAYERS)
+        moved = self.progress.tower.blocks_moved if self.progress.tower else 0
+        try:
+            report = self.robot.play(number, moved, watch_window=False)
+        except (TurnError, PlanError, PerceptionError) as exc:
+            if self._look().fell:
+                self._emit("fall", what=Fall.TOWER.value, t=self._now())
+                self.say(f"the tower fell in the robot's turn: {exc}")
+                return
+            raise MatchError(f"the robot cannot play its turn: {exc}") from None
+        self.reports.append(report)
+        touched = next((self._match_t(t) for probe in report.probes for t, f in probe.trace
+                        if f > TOUCH_N), self._match_t(report.released_at))
+        self._emit("touch", player=ROBOT, t=min(touched, self._match_t(report.released_at)))
+        self._emit("place", player=ROBOT, t=self._match_t(report.released_at),
+                   source=list(report.source), target=list(report.target), block=report.block,
+                   probes=len(report.probes), phases_s=report.phases_s)
+        self.say(f"robot took {report.source[0]}.{report.source[1]} -> "
+                 f"{report.target[0]}.{report.target[1]} ({len(report.probes)} probes, "
+                 f"{report.duration_s:.0f} s)")
+        self.seen = self._look()          # the tower the person's move will be judged against
+        self.person.your_turn()
+        self._told = True
+        self._window(ROBOT, self._match_t(report.released_at), person_may_touch=True)
+
+    # --- the person's turn -------------------------------------------------------------------------
+
+    def _person_turn(self) -> None:
+        before = self.seen or self._look()
+        if self.progress.open_turn is None or self.progress.open_turn.player != self.person.name:
+            self._emit("turn_start", player=self.person.name,
+                       turn=self.progress.turns_in_round + 1, t=self._now())
+        started = self.progress.open_turn.started_t
+        if not self._told:
+            self.person.your_turn()
+        self._told = False
+        waited = 0.0
+        while not (self.person.done() and self.monitor.level == "clear"):
+            self._wait_world(LOOK_EVERY_S)
+            waited += LOOK_EVERY_S
+            if self._look().fell:
+                self._emit("fall", what=Fall.TOWER.value, t=self._now())
+                self.say("the tower fell in the person's turn")
+                return
+            if waited > PERSON_TURN_LIMIT_S:
+                self.person.say("still your turn")
+                waited = 0.0
+        self._wait_world(SETTLE_S)
+        after = self._look()
+        moved = self.progress.tower.blocks_moved if self.progress.tower else 0
+        move = judge_seen_move(before, after, self.options, moved)
+        now = self._now()
+        first = self._first_entry(started)
+        if first is not None and self.progress.referee.touched_at is None:
+            self._emit("touch", player=self.person.name, t=min(first, now))
+        if move.fell:
+            self._emit("fall", what=Fall.TOWER.value, t=now)
+            self.say("the tower fell in the person's turn")
+            return
+        if not move.complete:
+            self._emit("note", text=f"no move seen ({move.unclear or 'nothing changed'}); "
+                                    f"asking the person again")
+            self.person.your_turn()
+            self._told = True
+            return
+        placed = min(self._last_exit(started) or now, now)
+        placed = max(placed, self.progress.time)
+        self._emit("place", player=self.person.name, t=placed, seen=move.to_json())
+        self.say(f"person took {move.source[0]}.{move.source[1]} -> "
+                 + (f"{move.target[0]}.{move.target[1]}" if move.target else "the top, laid across"))
+        for violation in move.violations:
+            self._emit("violation", player=self.person.name, code=violation.code.label,
+                       message=violation.message, t=now)
+            self.say(f"referee: {violation.message}")
+            if not self.progress.in_round:
+                return
+        self.seen = after
+        self._window(self.person.name, placed, person_may_touch=False)
+
+    # --- the settling window -----------------------------------------------------------------------
+
+    def _window(self, placer: str, released_t: float, person_may_touch: bool) -> None:
+        """Watch the window after `placer` let go: a fall ends the round; the next player's first
+        touch (the person's, seen by the monitor) ends the window early; else it runs out."""
+        deadline = released_t + self.options.window_s
+        while True:
+            seen = self._look()
+            now = self._now()
+            if seen.fell:
+                self._emit("fall", what=Fall.TOWER.value, t=now)
+                self.say(f"the tower fell in the settling window after {placer}'s block")
+                return
+            touched = self._first_entry(released_t) if person_may_touch else None
+            if touched is not None and touched < deadline:
+                self._emit("touch", player=self.person.name, t=max(touched, released_t))
+                self._end_turn(placer, seen, keep_seen=True)
+                return
+            if now >= deadline:
+                self._emit("advance", t=deadline)
+                self._end_turn(placer, seen, keep_seen=person_may_touch)
+                return
+            self._wait_world(min(LOOK_EVERY_S, deadline - now))
+
+    def _end_turn(self, player: str, seen: TowerObservation, keep_seen: bool) -> None:
+        """`keep_seen`: the person may already be at work; the tower they start from was seen
+        before they were told to play."""
+        moved = (self.progress.tower.blocks_moved if self.progress.tower else 0) + 1
+        try:
+            tower = seen.tower_state(moved).to_json()
+        except PerceptionError:
+            tower = self.progress.tower.to_json()
+        self._emit("turn_end", player=player, turn=self.progress.turns_in_round, tower=tower)
+        if not keep_seen:
+            self.seen = seen
+
+    # --- seeing and time ---------------------------------------------------------------------------
+
+    def _look(self) -> TowerObservation:
+        return self.link.observe().observation
+
+    def _now(self) -> float:
+        return self.progress.match_time(self.link.arm.device_time())
+
+    def _match_t(self, world_t: float) -> float:
+        return self.progress.match_time(world_t)
+
+    def _wait_world(self, seconds: float) -> None:
+        until = self.link.arm.device_time() + seconds
+        self.link.arm.wait_for(lambda t: t.device_time >= until, timeout_s=seconds + 10.0)
+
+    def _first_entry(self, since: float) -> float | None:
+        """Match time a hand first came into the workspace after `since`."""
+        times = [self._match_t(e.frame_t) for e in self.monitor.events if e.kind == "pause"]
+        return next((t for t in times if t >= since), None)
+
+    def _last_exit(self, since: float) -> float | None:
+        """Match time the hand last left the workspace after `since`: the monitor lets the arm go
+        on CLEAR_S after the last frame that showed it inside."""
+        events = [e for e in self.monitor.events if self._match_t(e.frame_t) >= since]
+        last_in = max((i for i, e in enumerate(events) if e.kind == "pause"), default=None)
+        if last_in is None:
+            return None
+        out = next((e for e in events[last_in + 1:] if e.kind in ("slow", "resume")), None)
+        return None if out is None else self._match_t(out.frame_t) - CLEAR_S
+
+    def _safety(self, event: SafetyEvent) -> None:
+        self.log.append("note", text=f"safety: {event.kind}", t=self._match_t(event.frame_t),
+                        camera=event.camera, latency_ms=round(event.latency_s * 1000, 1))
+
+    def _emit(self, kind: str, **fields) -> dict:
+        record = self.log.append(kind, **fields)
+        self.progress.apply(record)
+        return record
