@@ -87,7 +87,8 @@ def test_a_new_host_starts_a_device_left_paused_at_full_pace(device):
         client.set_rate(0.0)
     with ArmClient(device.path) as client:
         assert client.rate == 1.0
-        assert m.Status.PAUSED not in m.Status(client.telemetry().status)
+        # the pace was set during the handshake; the reading after it shows it
+        client.wait_for(lambda t: m.Status.PAUSED not in m.Status(t.status), 1.0)
 
 
 def test_version_mismatch_is_refused(device, monkeypatch):
