@@ -98,9 +98,8 @@ class MatchRunner:
         self._emit("turn_start", player=ROBOT, turn=number, t=self._now())
         seen = self._look()
         self.monitor.watch(seen.pose, seen.top_layer + HEADROOM_LAYERS)
-        moved = self.progress.tower.blocks_moved if self.progress.tower else 0
         try:
-            report = self.robot.play(number, moved, watch_window=False)
+            report = self.robot.play(number, self._blocks_moved, watch_window=False)
         except (TurnError, PlanError, PerceptionError) as exc:
             if self._look().fell:
                 self._emit("fall", what=Fall.TOWER.value, t=self._now())
@@ -108,10 +107,11 @@ class MatchRunner:
                 return
             raise MatchError(f"the robot cannot play its turn: {exc}") from None
         self.reports.append(report)
+        released = self._match_t(report.released_at)
         touched = next((self._match_t(t) for probe in report.probes for t, f in probe.trace
-                        if f > TOUCH_N), self._match_t(report.released_at))
-        self._emit("touch", player=ROBOT, t=min(touched, self._match_t(report.released_at)))
-        self._emit("place", player=ROBOT, t=self._match_t(report.released_at),
+                        if f > TOUCH_N), released)
+        self._emit("touch", player=ROBOT, t=min(touched, released))
+        self._emit("place", player=ROBOT, t=released,
                    source=list(report.source), target=list(report.target), block=report.block,
                    probes=len(report.probes), phases_s=report.phases_s)
         self.say(f"robot took {report.source[0]}.{report.source[1]} -> "
@@ -120,7 +120,7 @@ class MatchRunner:
         self.seen = self._look()          # the tower the person's move will be judged against
         self.person.your_turn()
         self._told = True
-        self._window(ROBOT, self._match_t(report.released_at), person_may_touch=True)
+        self._window(ROBOT, released, person_may_touch=True)
 
     # --- the person's turn -------------------------------------------------------------------------
 
@@ -146,8 +146,7 @@ class MatchRunner:
                 waited = 0.0
         self._wait_world(SETTLE_S)
         after = self._look()
-        moved = self.progress.tower.blocks_moved if self.progress.tower else 0
-        move = judge_seen_move(before, after, self.options, moved)
+        move = judge_seen_move(before, after, self.options, self._blocks_moved)
         now = self._now()
         first = self._first_entry(started)
         if first is not None and self.progress.referee.touched_at is None:
@@ -203,9 +202,8 @@ class MatchRunner:
     def _end_turn(self, player: str, seen: TowerObservation, keep_seen: bool) -> None:
         """`keep_seen`: the person may already be at work; the tower they start from was seen
         before they were told to play."""
-        moved = (self.progress.tower.blocks_moved if self.progress.tower else 0) + 1
         try:
-            tower = seen.tower_state(moved).to_json()
+            tower = seen.tower_state(self._blocks_moved + 1).to_json()
         except PerceptionError:
             tower = self.progress.tower.to_json()
         self._emit("turn_end", player=player, turn=self.progress.turns_in_round, tower=tower)
@@ -213,6 +211,10 @@ class MatchRunner:
             self.seen = seen
 
     # --- seeing and time ---------------------------------------------------------------------------
+
+    @property
+    def _blocks_moved(self) -> int:
+        return self.progress.tower.blocks_moved if self.progress.tower else 0
 
     def _look(self) -> TowerObservation:
         return self.link.observe().observation

@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from perception.observation import TowerObservation
-from planning.rules import RuleOptions, Violation, ViolationCode, check_move, check_tested_blocks
-from planning.rules.moves import placement_target
+from planning.rules import (RuleOptions, Violation, ViolationCode, check_move, check_tested_blocks,
+                            placement_target)
 from planning.tower import layer_axis
 
 

@@ -45,10 +45,20 @@ class GroundTruth:
 
     # --- poses --------------------------------------------------------------------------------
 
+    def to_tower(self, point_world: np.ndarray) -> np.ndarray:
+        """A world point in the tower frame (origin on the table under the tower's centre)."""
+        return self._rot @ (np.asarray(point_world, float) - self._origin)
+
+    def to_world(self, point_tower: np.ndarray) -> np.ndarray:
+        return self._rot.T @ np.asarray(point_tower, float) + self._origin
+
+    def world_direction(self, direction_tower: np.ndarray) -> np.ndarray:
+        return self._rot.T @ np.asarray(direction_tower, float)
+
     def pose(self, block: int) -> BlockPose:
         data = self.world.data
         body = self.world.block_body[block]
-        position = self._rot @ (data.xpos[body] - self._origin)
+        position = self.to_tower(data.xpos[body])
         rot = self._rot @ data.xmat[body].reshape(3, 3)
         axis = rot[:, 0]
         tilt = float(np.arccos(np.clip(abs(rot[2, 2]), 0.0, 1.0)))

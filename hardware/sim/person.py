@@ -139,11 +139,8 @@ class SimPerson:
     def _in_workspace(self, p: np.ndarray, top: float, margin: float = 0.12) -> bool:
         """Whether any part of the hand (a 5 cm reach around its centre) is inside the box
         `margin` around the tower's footprint and top."""
-        cell = self.world.cell
-        yaw = cell.tower.yaw
-        d = p[:2] - np.array(cell.tower.position)
-        local = np.array([np.cos(yaw) * d[0] + np.sin(yaw) * d[1], -np.sin(yaw) * d[0] + np.cos(yaw) * d[1]])
-        half = cell.blocks.length.mean / 2 + margin + 0.05
+        local = self.truth.to_tower(p)[:2]
+        half = self.world.cell.blocks.length.mean / 2 + margin + 0.05
         return bool(np.all(np.abs(local) <= half) and p[2] <= top + margin + 0.05)
 
     def step(self) -> None:
@@ -414,8 +411,11 @@ class SimPerson:
 
     # --- geometry ----------------------------------------------------------------------------------
 
+    def _spec(self, block: int):
+        return next(b for b in self.world.blocks if b.index == block)
+
     def _length(self, block: int) -> float:
-        return next(b.length for b in self.world.blocks if b.index == block)
+        return self._spec(block).length
 
     def _top_z(self) -> float:
         return max(float(self.world.data.xpos[b][2]) for b in self.world.block_body.values())
@@ -426,10 +426,8 @@ class SimPerson:
         return np.array([near[0], ty - 0.35, top])
 
     def _across_dir(self, layer: int) -> np.ndarray:
-        yaw_t = self.world.cell.tower.yaw
-        if layer % 2 == 1:
-            return np.array([-np.sin(yaw_t), np.cos(yaw_t), 0.0])
-        return np.array([np.cos(yaw_t), np.sin(yaw_t), 0.0])
+        """World direction across `layer`: the tower's y for odd layers, its x for even ones."""
+        return self.truth.world_direction([0.0, 1.0, 0.0] if layer % 2 == 1 else [1.0, 0.0, 0.0])
 
     def _away_from_neighbour(self, layer: int, block: int, across: np.ndarray) -> float:
         """+1 or -1 along `across`: away from the nearest other block of the layer."""
@@ -444,16 +442,16 @@ class SimPerson:
         """Where a person sets the block down: on the layer below as it really is, beside the
         blocks already in the layer with a millimetre between them, else on the slot's centre."""
         centre, _ = self._slot_world(layer, slot)
-        width = next(b.width for b in self.world.blocks if b.index == block)
+        width = self._spec(block).width
         across_dir = self._across_dir(layer)
-        base = np.array([*self.world.cell.tower.position, 0.0])
+        base = self.truth.to_world(np.zeros(3))
         across = float((centre - base) @ across_dir)
         for other in range(3):
             neighbour = self.truth.block_at(layer, other) if other != slot else None
             if neighbour is None:
                 continue
             at = float((self.world.data.xpos[self.world.block_body[neighbour]] - base) @ across_dir)
-            half_sum = (width + next(b.width for b in self.world.blocks if b.index == neighbour)) / 2
+            half_sum = (width + self._spec(neighbour).width) / 2
             gap = half_sum + NEIGHBOUR_GAP
             across = max(across, at + gap) if other < slot else min(across, at - gap)
         below = [self.world.data.xpos[self.world.block_body[b]][2]
@@ -469,13 +467,9 @@ class SimPerson:
         height, width = cell.blocks.height.mean, cell.blocks.width.mean
         along_x = layer % 2 == 1
         across = (slot - 1) * width
-        local = np.array([0.0, across, 0.0]) if along_x else np.array([across, 0.0, 0.0])
-        yaw_t = cell.tower.yaw
-        c, s = np.cos(yaw_t), np.sin(yaw_t)
-        xy = np.array([c * local[0] - s * local[1], s * local[0] + c * local[1]])
-        centre = np.array([cell.tower.position[0] + xy[0], cell.tower.position[1] + xy[1],
-                           (layer - 0.5) * height])
-        return centre, yaw_t + (0.0 if along_x else np.pi / 2)
+        z = (layer - 0.5) * height
+        local = [0.0, across, z] if along_x else [across, 0.0, z]
+        return self.truth.to_world(local), cell.tower.yaw + (0.0 if along_x else np.pi / 2)
 
 
 def _without(tower: TowerState, source: tuple[int, int]) -> TowerState:
