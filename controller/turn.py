@@ -79,7 +79,7 @@ class TurnReport:
     legal: bool = False
     fell: bool = False
     stories: str = ""
-    released_at: float | None = None      # device time the placed block was let go
+    released_at: float | None = None      # device time the tool last touched the placed block
     pull_trace: list[tuple[float, float]] = field(default_factory=list)   # the last pull's drag, N
     let_go: list[dict] = field(default_factory=list)   # blocks given up and put back: `gave_up`
     touches: list[dict] = field(default_factory=list)  # grasp approaches that met the block
@@ -479,7 +479,9 @@ class RobotTurn:
     # --- placing and watching -----------------------------------------------------------------
 
     def _run_place(self, plan: MotionPlan, layer: int) -> float:
-        """Run a place plan into `layer`; returns the device time the block was released."""
+        """Run a place plan into `layer`; returns the device time the tool last touched the
+        placed block: its release, or the end of the push that aligns it, when there is one.
+        The settling window runs from then: a block still being pushed has not been let go."""
         released = None
         stopped_early = False
         for step in plan.steps:
@@ -498,7 +500,9 @@ class RobotTurn:
                 # the tool turned since the last tare; its weight would read as a push
                 self._dwell_and_tare()
             result = self._follow(step)
-            stopped_early = step.label == "align_push" and result.outcome == "guard"
+            if step.label == "align_push":
+                stopped_early = result.outcome == "guard"
+                released = self.arm.device_time()
         return released if released is not None else self.arm.device_time()
 
     def _watch_settle(self, released_at: float) -> TowerObservation | None:

@@ -61,9 +61,6 @@ def test_the_referee_warns_then_rules_the_round_on_a_repeated_violation(played):
     assert result.status.value == "forfeit" and result.loser == "person"
 
 
-@pytest.mark.xfail(reason="issue 8 open: the simulated person is told after the robot's arm is home "
-                          "and first reaches the workspace after the 10 s window has run out",
-                   strict=False)
 def test_the_persons_first_touch_closes_the_robots_window_early(played):
     _, events, _ = played
     placed = _of(events, "place", player=ROBOT)[0]
