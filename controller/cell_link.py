@@ -128,13 +128,16 @@ class SimulatedCell:
     """`jenga-robot sim serve` in a child process, for when no hardware is named."""
 
     def __init__(self, seed: int, cell_path: str | None = None, person_skill: float | None = None):
-        command = [sys.executable, "-u", "-m", "controller.cli", "sim", "serve", "--seed", str(seed)]
+        # The cell stops when its stdin closes: a controller that is killed takes it along
+        # instead of leaving a simulator running with nobody to play.
+        command = [sys.executable, "-u", "-m", "controller.cli", "sim", "serve", "--seed", str(seed),
+                   "--exit-with-stdin"]
         if cell_path:
             command += ["--cell", cell_path]
         if person_skill is not None:
             command += ["--person-skill", str(person_skill)]
-        self.process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                        text=True)
+        self.process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                        stderr=subprocess.PIPE, text=True)
         self.serial = ""
         self.camera_urls: dict[str, str] = {}
         self.truth_url = ""

@@ -5,11 +5,11 @@ from __future__ import annotations
 import argparse
 import sys
 
-from controller.commands import (bench_cmd, calibrate_cmd, cell_cmd, play_cmd, rules_cmd,
-                                 sim_cmd)
+from controller.commands import (bench_cmd, calibrate_cmd, cell_cmd, play_cmd, report_cmd,
+                                 rules_cmd, sim_cmd)
 from controller.commands.common import EXIT_BAD_INPUT, CommandError
 
-COMMAND_GROUPS = (rules_cmd, cell_cmd, sim_cmd, bench_cmd, calibrate_cmd, play_cmd)
+COMMAND_GROUPS = (rules_cmd, cell_cmd, sim_cmd, bench_cmd, calibrate_cmd, play_cmd, report_cmd)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -14,6 +14,8 @@ Events (besides the fields every log line has):
 - `advance`: `t`: time ran on to t (a settling window closed, a turn limit ran out).
 - `turn_end`: `player`, `turn`, `tower` (layers and blocks_moved as the referee now sees it).
 - `clock`: `world_t`, `match_t`: from now on match time is world time + (match_t - world_t).
+- `probe`: one of the robot's test pushes: `turn`, `layer`, `slot`, `peak_force_n`, `travel_mm`,
+  `threshold_n`, `trace` ([match time, force N] pairs); for the report.
 - `round_end`, `match_end`, `note`: for the reader; `round_end` is checked against the rules.
 """
 
@@ -52,6 +54,9 @@ class MatchProgress:
         self.rounds_started = 0
         self.turns_in_round = 0
         self.open_turn: OpenTurn | None = None
+        # the open turn's move, once placed and until its turn_end: (source, target), the target
+        # None when the block was not seen in a slot
+        self.placed: tuple[tuple[int, int], tuple[int, int] | None] | None = None
         self.offset_s = 0.0                          # match time minus world time
         self.time = float("-inf")                    # the latest match time logged
 
@@ -73,6 +78,16 @@ class MatchProgress:
 
     def match_time(self, world_t: float) -> float:
         return world_t + self.offset_s
+
+    def expected_tower(self) -> TowerState | None:
+        """The tower as the log leaves it: the last one accepted, with the open turn's move when
+        it was placed (a move the log could not place in a slot is left out)."""
+        if self.tower is None or self.placed is None or self.placed[1] is None:
+            return self.tower
+        try:
+            return self.tower.moved(*self.placed)
+        except TowerError:
+            return self.tower
 
     @property
     def in_round(self) -> bool:
@@ -110,6 +125,7 @@ class MatchProgress:
         self.rounds_started += 1
         self.turns_in_round = 0
         self.open_turn = None
+        self.placed = None
 
     def _on_turn_start(self, event) -> None:
         referee = self._referee()
@@ -130,6 +146,10 @@ class MatchProgress:
 
     def _on_place(self, event) -> None:
         self._referee().place(event["player"], self._at(event))
+        move = event.get("seen") or event        # the person's move, as the referee saw it
+        if move.get("source") is not None:
+            target = move.get("target")
+            self.placed = (tuple(move["source"]), None if target is None else tuple(target))
         self._check_round_end()
 
     def _on_violation(self, event) -> None:
@@ -152,6 +172,7 @@ class MatchProgress:
     def _on_turn_end(self, event) -> None:
         self.tower = TowerState.from_json(event["tower"])
         self.open_turn = None
+        self.placed = None
 
     def _on_clock(self, event) -> None:
         self.offset_s = float(event["match_t"]) - float(event["world_t"])
@@ -169,6 +190,9 @@ class MatchProgress:
 
     def _on_note(self, event) -> None:
         pass
+
+    def _on_probe(self, event) -> None:
+        pass          # what the robot felt, for the report
 
     # --- inside ----------------------------------------------------------------------------------
 

@@ -19,14 +19,17 @@ from typing import Callable
 from controller.cell_link import CellLink
 from controller.match_log import MatchLog
 from controller.match_progress import MatchProgress
-from controller.referee import judge_seen_move
+from controller.match_turns import SAME_MOVE
+from controller.referee import calls_of_one_move, judge_seen_move
+from controller.retract import retract
 from controller.safety import CLEAR_S, SafetyEvent, SafetyMonitor
-from controller.turn import RobotTurn, TurnError, TurnReport
+from controller.turn import ProbeRecord, RobotTurn, TurnError, TurnReport
 from perception.observation import PerceptionError, TowerObservation
 from planning.kinematics import ArmModel
 from planning.motion.planner import MotionPlanner
 from planning.motion.plans import PlanError
-from planning.rules import Fall
+from planning.rules import Fall, Phase
+from planning.tower import TowerState
 
 ROBOT = "robot"
 TOUCH_N = 0.05              # a probe force above this is the robot's first touch
@@ -52,6 +55,8 @@ class MatchRunner:
         self.say = on_line
         self.options = progress.config.options
         self.robot = RobotTurn(link, MotionPlanner(link.cell), self.options)
+        self.robot.on_probe = self._probed
+        self.robot.halted = lambda: "the tower fell" if self.monitor.fell_t is not None else None
         self.monitor = SafetyMonitor(link, ArmModel(link.cell), on_event=self._safety)
         self.seen: TowerObservation | None = None
         self.reports: list[TurnReport] = []
@@ -65,6 +70,8 @@ class MatchRunner:
         last = self.progress.time if math.isfinite(self.progress.time) else world
         self._emit("clock", world_t=world, match_t=max(world, last))
         try:
+            if self.progress.in_round:
+                self._resume_round()
             while not self.progress.over:
                 if not self.progress.in_round:
                     self._start_round()
@@ -91,21 +98,75 @@ class MatchRunner:
                    starter=self.progress.match.starting_player())
         self.say(f"round {number}: {self.progress.match.starting_player()} starts")
 
+    def _resume_round(self) -> None:
+        """Go on with a round the log left open (the controller was stopped or killed): the tower
+        set up as the log left it and checked by the cameras, then the open turn played again
+        from its start, or its settling window watched to its end."""
+        expected = self.progress.expected_tower()
+        self.person.resume(expected)
+        self._wait_world(SETTLE_S)
+        seen = self._look()
+        referee, open_turn = self.progress.referee, self.progress.open_turn
+        where = (f"round {self.progress.rounds_started}, {referee.current_player}'s turn "
+                 f"{open_turn.number if open_turn else self.progress.turns_in_round + 1}")
+        if seen.fell:
+            self._emit("note", text=f"resumed: {where}; the tower is down")
+            self._fell(f"resumed {where}: the tower is down; the fall is "
+                       f"{referee.current_player}'s", self._now())
+            return
+        _check_tower(seen, expected)
+        self.seen = seen
+        self.monitor.watch(seen.pose, seen.top_layer + HEADROOM_LAYERS)
+        if referee.phase is Phase.WINDOW:
+            placer = referee.current_player
+            self._emit("note", text=f"resumed: {where}, in its settling window")
+            self.say(f"resumed {where}, in its settling window")
+            if placer == ROBOT:
+                self.person.your_turn()
+                self._told = True
+            self._window(placer, referee.window_closes_at - self.options.window_s,
+                         person_may_touch=placer == ROBOT)
+            return
+        if open_turn is not None and open_turn.player != referee.current_player:
+            # the turn had closed (its window ran out, or the next player touched) before its
+            # end, with the tower the referee accepted, made it to the log
+            self._end_turn(open_turn.player, seen, keep_seen=False)
+        self._emit("note", text=f"resumed: {where}" + (", played again from its start"
+                                                      if open_turn else ""))
+        self.say(f"resumed {where}")
+
+    def _turn_number(self, player: str) -> int:
+        """The number of `player`'s open turn: the one cut short, or a new one started now."""
+        open_turn = self.progress.open_turn
+        if open_turn is not None and open_turn.player == player:
+            return open_turn.number
+        number = self.progress.turns_in_round + 1
+        self._emit("turn_start", player=player, turn=number, t=self._now())
+        return number
+
     # --- the robot's turn --------------------------------------------------------------------------
 
     def _robot_turn(self) -> None:
-        number = self.progress.turns_in_round + 1
-        self._emit("turn_start", player=ROBOT, turn=number, t=self._now())
+        number = self._turn_number(ROBOT)
         seen = self._look()
         self.monitor.watch(seen.pose, seen.top_layer + HEADROOM_LAYERS)
+        self.monitor.arm_at_work = True
         try:
             report = self.robot.play(number, self._blocks_moved, watch_window=False)
         except (TurnError, PlanError, PerceptionError) as exc:
-            if self._look().fell:
-                self._emit("fall", what=Fall.TOWER.value, t=self._now())
-                self.say(f"the tower fell in the robot's turn: {exc}")
-                return
-            raise MatchError(f"the robot cannot play its turn: {exc}") from None
+            fell_t = self.monitor.fell_t
+            if fell_t is None and self._look().fell:
+                fell_t = self.link.arm.device_time()
+            if fell_t is None:
+                raise MatchError(f"the robot cannot play its turn: {exc}") from None
+            self.say("the tower fell: the arm retracts")
+            done = retract(self.link.arm, self.robot.planner, seen.top_layer + HEADROOM_LAYERS)
+            self._emit("note", text=f"the arm retracted from the fallen tower: {done}")
+            self._fell(f"the tower fell in the robot's turn ({exc}); the arm {done}",
+                       max(self._match_t(fell_t), self.progress.time))
+            return
+        finally:
+            self.monitor.arm_at_work = False
         self.reports.append(report)
         released = self._match_t(report.released_at)
         touched = next((self._match_t(t) for probe in report.probes for t, f in probe.trace
@@ -126,9 +187,7 @@ class MatchRunner:
 
     def _person_turn(self) -> None:
         before = self.seen or self._look()
-        if self.progress.open_turn is None or self.progress.open_turn.player != self.person.name:
-            self._emit("turn_start", player=self.person.name,
-                       turn=self.progress.turns_in_round + 1, t=self._now())
+        self._turn_number(self.person.name)
         started = self.progress.open_turn.started_t
         if not self._told:
             self.person.your_turn()
@@ -138,12 +197,13 @@ class MatchRunner:
             self._wait_world(LOOK_EVERY_S)
             waited += LOOK_EVERY_S
             if self._look().fell:
-                self._emit("fall", what=Fall.TOWER.value, t=self._now())
-                self.say("the tower fell in the person's turn")
+                self._fell("the tower fell in the person's turn", self._now())
                 return
             if waited > PERSON_TURN_LIMIT_S:
                 self.person.say("still your turn")
                 waited = 0.0
+            if self._out_of_time(started):
+                return
         self._wait_world(SETTLE_S)
         after = self._look()
         move = judge_seen_move(before, after, self.options, self._blocks_moved)
@@ -152,8 +212,7 @@ class MatchRunner:
         if first is not None and self.progress.referee.touched_at is None:
             self._emit("touch", player=self.person.name, t=min(first, now))
         if move.fell:
-            self._emit("fall", what=Fall.TOWER.value, t=now)
-            self.say("the tower fell in the person's turn")
+            self._fell("the tower fell in the person's turn", now)
             return
         if not move.complete:
             self._emit("note", text=f"no move seen ({move.unclear or 'nothing changed'}); "
@@ -166,14 +225,30 @@ class MatchRunner:
         self._emit("place", player=self.person.name, t=placed, seen=move.to_json())
         self.say(f"person took {move.source[0]}.{move.source[1]} -> "
                  + (f"{move.target[0]}.{move.target[1]}" if move.target else "the top, laid across"))
-        for violation in move.violations:
-            self._emit("violation", player=self.person.name, code=violation.code.label,
-                       message=violation.message, t=now)
+        for violation, counts in calls_of_one_move(move.violations):
             self.say(f"referee: {violation.message}")
+            if counts:
+                self._emit("violation", player=self.person.name, code=violation.code.label,
+                           message=violation.message, t=now)
+            else:
+                self._emit("note", text=SAME_MOVE + violation.message)
             if not self.progress.in_round:
                 return
         self.seen = after
         self._window(self.person.name, placed, person_may_touch=False)
+
+    def _out_of_time(self, started: float) -> bool:
+        """Timed turns: the person's time, counted from their first touch, has run out (the
+        rules then end the round)."""
+        limit = self.options.turn_limit_s
+        first = self._first_entry(started)
+        if limit is None or first is None or self._now() <= first + limit:
+            return False
+        if self.progress.referee.touched_at is None:
+            self._emit("touch", player=self.person.name, t=max(first, self.progress.time))
+        self.say(f"the person ran out of the {limit:g} s limit")
+        self._emit("advance", t=self._now())
+        return not self.progress.in_round
 
     # --- the settling window -----------------------------------------------------------------------
 
@@ -185,8 +260,7 @@ class MatchRunner:
             seen = self._look()
             now = self._now()
             if seen.fell:
-                self._emit("fall", what=Fall.TOWER.value, t=now)
-                self.say(f"the tower fell in the settling window after {placer}'s block")
+                self._fell(f"the tower fell in the settling window after {placer}'s block", now)
                 return
             touched = self._first_entry(released_t) if person_may_touch else None
             if touched is not None and touched < deadline:
@@ -244,11 +318,47 @@ class MatchRunner:
         out = next((e for e in events[last_in + 1:] if e.kind in ("slow", "resume")), None)
         return None if out is None else self._match_t(out.frame_t) - CLEAR_S
 
+    def _probed(self, probe: ProbeRecord) -> None:
+        """Each of the robot's test pushes goes to the log as it is made, trace and all."""
+        self._emit("probe", turn=self.progress.open_turn.number, layer=probe.layer,
+                   slot=probe.slot, block=probe.block, threshold_n=round(probe.threshold_n, 4),
+                   peak_force_n=round(probe.peak_force_n, 4), travel_mm=round(probe.travel_mm, 3),
+                   p_loose=round(probe.p_loose, 4),
+                   trace=[[round(self._match_t(t), 4), round(f, 4)] for t, f in probe.trace])
+        self.say(f"  robot tested {probe.layer}.{probe.slot}: {probe.peak_force_n:.2f} N, "
+                 f"{probe.travel_mm:.1f} mm")
+
+    def _fell(self, message: str, t: float) -> None:
+        self.say(message)
+        self._emit("fall", what=Fall.TOWER.value, t=t)
+
     def _safety(self, event: SafetyEvent) -> None:
         self.log.append("note", text=f"safety: {event.kind}", t=self._match_t(event.frame_t),
                         camera=event.camera, latency_ms=round(event.latency_s * 1000, 1))
 
     def _emit(self, kind: str, **fields) -> dict:
         record = self.log.append(kind, **fields)
+        rounds = len(self.progress.match.results)
         self.progress.apply(record)
+        if len(self.progress.match.results) > rounds:
+            result = self.progress.match.results[-1]
+            self._emit("round_end", result=result.to_json(), reason=result.reason)
+            self.say(f"round over: {result.reason}; winner {result.winner}")
         return record
+
+
+def _check_tower(seen: TowerObservation, expected: TowerState | None) -> None:
+    """The tower the cameras see must be the one the log left, or the match cannot go on."""
+    if expected is None:
+        return
+    try:
+        state = seen.tower_state(expected.blocks_moved)
+    except PerceptionError as exc:
+        raise MatchError(f"cannot make out the tower to go on with the match: {exc}") from None
+    layers = max(state.top_layer, expected.top_layer)
+    differ = [f"{layer}.{slot} {'full' if state.has_block(layer, slot) else 'empty'}"
+              for layer in range(1, layers + 1) for slot in range(3)
+              if state.has_block(layer, slot) != expected.has_block(layer, slot)]
+    if differ:
+        raise MatchError(f"the tower is not the one the log left (seen: {', '.join(differ)}): set "
+                         f"it up as the report's last tower map shows and resume again")

@@ -1,7 +1,8 @@
-"""The robot's opponent as the match sees them: someone to tell "your turn" and "rebuild the tower",
-who may say "done". A simulated person is told through the simulated cell's HTTP interface (what a
-speaker and a display would do for a real one); a real person reads the console and presses Enter.
-Either way the robot sees what they do with its cameras, never through this interface.
+"""The robot's opponent as the match sees them: someone to tell "your turn", "rebuild the tower"
+and "the match goes on from this tower", who may say "done". A simulated person is told through
+the simulated cell's HTTP interface (what a speaker and a display would do for a real one); a real
+person reads the console and presses Enter. Either way the robot sees what they do with its
+cameras, never through this interface.
 """
 
 from __future__ import annotations
@@ -23,21 +24,26 @@ class SimulatedPerson:
 
     name = "person"
 
-    def __init__(self, base_url: str, timeout_s: float = 10.0):
+    def __init__(self, base_url: str, timeout_s: float = 10.0, mistake: str | None = None):
+        """`mistake`: a rule the person breaks on every turn, to show the referee at work
+        (hardware/sim/person.py's MISTAKES)."""
         self.base_url = base_url.rstrip("/")
         self.timeout_s = timeout_s
-        self.mistake: str | None = None     # for tests: the next turn breaks this rule
+        self.mistake = mistake
 
     def your_turn(self) -> None:
-        body = {"mistake": self.mistake} if self.mistake else {}
-        self.mistake = None
-        self._post("/person/turn", body)
+        self._post("/person/turn", {"mistake": self.mistake} if self.mistake else {})
 
     def done(self) -> bool:
         return self._get("/person.json")["state"] == "done"
 
     def rebuild(self) -> None:
         self._post("/tower/rebuild", {})
+
+    def resume(self, tower) -> None:
+        """A match goes on after the controller stopped: the tower is set up as the log left it
+        (a restarted simulator starts from a fresh tower)."""
+        self._post("/tower/arrange", tower.to_json())
 
     def say(self, text: str) -> None:
         pass
@@ -62,45 +68,68 @@ class SimulatedPerson:
             raise OpponentError(f"cannot reach the simulated person at {self.base_url}: {exc}") from None
 
 
+class ConsoleInput:
+    """Lines typed at the console, read in a thread of its own. `stop` (or `e`, `estop`) and Enter
+    is the emergency stop, handed to `on_stop` at once, whatever the match is doing; any other
+    line waits in `lines`."""
+
+    STOP_WORDS = ("e", "stop", "estop")
+
+    def __init__(self, on_stop=None, stream=None):
+        self.on_stop = on_stop
+        self.lines: queue.Queue[str] = queue.Queue()
+        self._stream = stream or sys.stdin
+        threading.Thread(target=self._read, name="console", daemon=True).start()
+
+    def drain(self) -> None:
+        while not self.lines.empty():
+            self.lines.get_nowait()
+
+    def _read(self) -> None:
+        for line in self._stream:
+            word = line.strip().lower()
+            if word in self.STOP_WORDS and self.on_stop is not None:
+                try:
+                    self.on_stop()
+                    print(">> emergency stop: the arm is holding", flush=True)
+                except Exception as exc:      # the link may be down: say so, keep reading
+                    print(f">> emergency stop not delivered: {exc}", flush=True)
+                continue
+            self.lines.put(word)
+
+
 class ConsolePerson:
-    """A person at the table, told on the console. Enter says "done"; `stop` (or `e`) and Enter
-    is the emergency stop, handed to `on_stop`."""
+    """A person at the table, told on the console. Enter says "done"; `stop` and Enter is the
+    emergency stop, handed to `on_stop`."""
 
     name = "person"
 
     def __init__(self, on_stop=None, stream=None):
-        self.on_stop = on_stop
-        self._lines: queue.Queue[str] = queue.Queue()
-        self._stream = stream or sys.stdin
-        threading.Thread(target=self._read, name="console", daemon=True).start()
+        self.console = ConsoleInput(on_stop, stream)
 
     def your_turn(self) -> None:
-        self._drain()
+        self.console.drain()
         self.say("your turn: take a block, put it on top, take your hand away and press Enter")
 
     def done(self) -> bool:
         try:
-            self._lines.get_nowait()
+            self.console.lines.get_nowait()
         except queue.Empty:
             return False
         return True
 
     def rebuild(self) -> None:
-        self._drain()
+        self.console.drain()
         self.say("new round: build the tower again, then press Enter")
-        self._lines.get()
+        self.console.lines.get()
+
+    def resume(self, tower) -> None:
+        """A match goes on after the controller stopped: the tower should still stand as the log
+        left it; the person checks it (the robot then looks for itself)."""
+        self.console.drain()
+        self.say(f"the match goes on: the tower should stand at {tower.stories()} stories, as the "
+                 f"report's last tower map shows; check it and press Enter")
+        self.console.lines.get()
 
     def say(self, text: str) -> None:
         print(f">> {text}", flush=True)
-
-    def _drain(self) -> None:
-        while not self._lines.empty():
-            self._lines.get_nowait()
-
-    def _read(self) -> None:
-        for line in self._stream:
-            word = line.strip().lower()
-            if word in ("e", "stop", "estop") and self.on_stop is not None:
-                self.on_stop()
-                continue
-            self._lines.put(word)

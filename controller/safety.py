@@ -7,6 +7,11 @@ can move between a frame and the reading.
 
 It watches every camera in a thread of its own and never waits on the robot's turn, so a pause
 lands within a frame period plus the time to compare one frame, whatever the turn is doing.
+
+Something that stays in the workspace for LOOK_AFTER_S is looked at with perception (while the
+arm is at work): a tower that fell stops the arm's motion and ends the watch (`fell_t`; the arm
+then retracts, slowly: controller/retract.py); blocks lying on the table, where a dropped block
+lands, are things the cameras can read and not a hand, and are cut out of the comparison.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ from controller.cell_link import CellLink
 from firmware_bridge.errors import ArmError
 from firmware_bridge.messages import Status
 from perception.events import WORKSPACE_MARGIN, WorkspaceWatch, capsule_mask
+from perception.pipeline import Perception
 from perception.tower_model import TowerPose
 from planning.collision import FINE_PARTS
 from planning.kinematics import ArmModel
@@ -31,11 +37,13 @@ CLEAR_S = 0.5             # world time both zones stay clear before the arm goes
 ARM_GROW = 0.04           # m added to each link's radius: the arm moves between frame and reading
 TOOL_GROW = 0.09          # the tool may carry a block sticking 60 mm out of its fingers
 POLL_S = 0.004
+LOOK_AFTER_S = 2.0        # world time something has stayed in the workspace before a look
+DROPPED_RADIUS = 0.07     # m around a marker seen on the table: the block that carries it
 
 
 @dataclass(frozen=True)
 class SafetyEvent:
-    kind: str             # "pause", "slow", "resume"
+    kind: str             # "pause", "slow", "resume", "fall", "dropped"
     frame_t: float        # world time of the frame that showed it
     device_t: float       # device time of the first reading at the new pace
     camera: str | None
@@ -58,7 +66,13 @@ class SafetyMonitor:
         self.inside = WorkspaceWatch(model, cameras, WORKSPACE_MARGIN)
         self.near = WorkspaceWatch(model, cameras, NEAR_MARGIN)
         self.events: list[SafetyEvent] = []
-        self.level = "clear"                   # clear, near, inside
+        self.level = "clear"                   # clear, near, inside, fallen
+        self.fell_t: float | None = None       # world time of the frame that showed a fall
+        self.arm_at_work = False               # the robot's turn is on: look at what stays
+        self._looker = Perception(link.cell, link.perception.cameras, link.perception.pose)
+        self._dropped: list[np.ndarray] = []   # world points of blocks lying on the table
+        self._inside_since: float | None = None
+        self._next_look = -np.inf
         self._last_seen: dict[str, float] = {}  # world time something was last seen, per level
         self._reference_arm: dict[str, np.ndarray] = {}
         self._stop = threading.Event()
@@ -77,6 +91,9 @@ class SafetyMonitor:
             self.inside.set_clear(images, pose, layers)
             self.near.set_clear(images, pose, layers)
             self._reference_arm = {name: self._arm_mask(name, image.shape) for name, image in images.items()}
+            self._dropped = []
+            if self.level == "fallen":         # a new round, a tower standing again
+                self.level, self.fell_t = "clear", None
         if self._thread is None:
             self._stop.clear()
             self._thread = threading.Thread(target=self._run, name="safety-monitor", daemon=True)
@@ -112,14 +129,28 @@ class SafetyMonitor:
             self.error = exc      # the turn's own calls will meet the same fault and stop
 
     def _check(self, name: str, frame) -> None:
+        if self.level == "fallen":
+            return
         with self._lock:
             exclude = self._arm_mask(name, frame.image.shape) | self._reference_arm.get(name, False)
+            if self._dropped:
+                points = np.array(self._dropped)
+                exclude = exclude | capsule_mask(self._cameras[name], frame.image.shape, points,
+                                                 points, np.full(len(points), DROPPED_RADIUS))
             inside = self.inside.update(name, frame.image, frame.time, exclude)
             near = None if inside else self.near.update(name, frame.image, frame.time, exclude)
         if inside is not None:
             self._last_seen["inside"] = frame.time
             self._set_level("inside", frame.time, name, inside.fraction)
-        elif near is not None:
+            if self._inside_since is None:
+                self._inside_since = frame.time
+            if self.arm_at_work and frame.time - self._inside_since >= LOOK_AFTER_S \
+                    and frame.time >= self._next_look:
+                self._next_look = frame.time + LOOK_AFTER_S
+                self._look_at_what_stays(frame.time)
+            return
+        self._inside_since = None
+        if near is not None:
             self._last_seen["near"] = frame.time
             if self.level != "inside" or frame.time - self._last_seen.get("inside", -1e9) >= CLEAR_S:
                 self._set_level("near", frame.time, name, near.fraction)
@@ -128,19 +159,42 @@ class SafetyMonitor:
             if self.level != "clear" and frame.time - latest >= CLEAR_S:
                 self._set_level("clear", frame.time, name, 0.0)
 
+    def _look_at_what_stays(self, frame_t: float) -> None:
+        """Something has stayed in the workspace: a fallen tower ends the watch and stops the
+        arm's motion; blocks lying on the table are cut out of the comparison from now on."""
+        frames = {name: source.latest() for name, source in self.link.cameras.items()}
+        if any(f is None for f in frames.values()):
+            return
+        seen = self._looker.observe(frames).observation
+        if seen.fell:
+            self.fell_t = frame_t
+            self.link.arm.stop()
+            self._set_level("fallen", frame_t, None, 1.0)
+            return
+        new = [p for b, p in seen.table_points.items()
+               if all(np.linalg.norm(np.subtract(p, q)) > DROPPED_RADIUS for q in self._dropped)]
+        if new:
+            with self._lock:
+                self._dropped += [np.array(p) for p in new]
+            self._report("dropped", frame_t, self.link.arm.device_time(), None, 0.0)
+
     def _set_level(self, level: str, frame_t: float | None, camera: str | None,
                    fraction: float) -> None:
         if level == self.level:
             return
         arm = self.link.arm
-        rate = {"inside": 0.0, "near": SLOW_RATE, "clear": 1.0}[level]
+        # after a fall the arm only retracts, and slowly: blocks may still be falling
+        rate = {"inside": 0.0, "near": SLOW_RATE, "clear": 1.0, "fallen": SLOW_RATE}[level]
         if arm is not None:
             arm.set_rate(rate)
         self.level = level
         if frame_t is None or arm is None:
             return
-        device_t = self._paced_at(level)
-        kind = {"inside": "pause", "near": "slow", "clear": "resume"}[level]
+        kind = {"inside": "pause", "near": "slow", "clear": "resume", "fallen": "fall"}[level]
+        self._report(kind, frame_t, self._paced_at(level), camera, fraction)
+
+    def _report(self, kind: str, frame_t: float, device_t: float, camera: str | None,
+                fraction: float) -> None:
         event = SafetyEvent(kind, frame_t, device_t, camera, fraction)
         self.events.append(event)
         if self.on_event is not None:
@@ -148,7 +202,8 @@ class SafetyMonitor:
 
     def _paced_at(self, level: str) -> float:
         """Device time of the first reading at the new pace."""
-        wanted = {"inside": Status.PAUSED, "near": Status.SLOWED, "clear": Status(0)}[level]
+        wanted = {"inside": Status.PAUSED, "near": Status.SLOWED, "clear": Status(0),
+                  "fallen": Status.SLOWED}[level]
         paced = Status.PAUSED | Status.SLOWED
         return self.link.arm.wait_for(lambda t: Status(t.status) & paced == wanted, 1.0).device_time
 

@@ -7,6 +7,7 @@ settling window watching for a fall. Everything is timed in device time and repo
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Callable
 
 import numpy as np
 
@@ -21,7 +22,7 @@ from planning.motion.trajectory import time_path
 from planning.rules import RuleOptions, check_move
 from planning.stability import BlockDims
 from planning.strategy import (RESTORE_M, after_probe, best_probed, next_probe, placement_guards,
-                               placement_slot, rank)
+                               placement_slot, rank, set_down_ends)
 from planning.tower import SLOTS, across_index, layer_axis
 
 PROBE_DEPTH = 0.005          # a test push moves the block at most this far
@@ -117,6 +118,10 @@ class RobotTurn:
         # same blocks dragged at every pull, turn after turn.
         self.dragged: set[tuple[int, int]] = set()
         self.held_width: float | None = None   # the fingers' opening on the block after the pull
+        self.on_probe: Callable[[ProbeRecord], None] | None = None   # told of each probe at once
+        # why the turn must stop now, if it must (the safety monitor saw the tower fall): asked
+        # around every move, so a turn never carries on into a fallen tower
+        self.halted: Callable[[], str | None] = lambda: None
 
     # --- the turn -----------------------------------------------------------------------------
 
@@ -167,12 +172,16 @@ class RobotTurn:
         target = placement_slot(after, self.dims)
         report.target = target
         with clock("place"):
+            others = {k: v for k, v in offsets.items() if k != chosen}
             press_n, align_n = placement_guards(
-                after, self.dims, target, PLACE_OVERHANG, PLACE_GUARD_N, 2 * PLACE_GUARD_N,
-                {k: v for k, v in offsets.items() if k != chosen})
+                after, self.dims, target, PLACE_OVERHANG, PLACE_GUARD_N, 2 * PLACE_GUARD_N, others)
+            ends = set_down_ends(after, self.dims, target, PLACE_OVERHANG, others)
+            if not ends:
+                raise TurnError(f"a block set down on layer {target[0]} would tip off: the layer "
+                                f"below has no support under either end")
             place = self.planner.place(self._q(), *target, pull.held,
                                        shift=placement_shift(obs, target, self.dims.width),
-                                       guard_n=press_n, align_guard_n=align_n)
+                                       guard_n=press_n, align_guard_n=align_n, ends=ends)
             report.released_at = self._run_place(place, target[0])
         report.legal = check_move(state, chosen, target, layer_axis(target[0]), self.options) == []
         with clock("clear"):
@@ -227,6 +236,8 @@ class RobotTurn:
                 continue
             record.p_loose = belief.update(outcome)
             report.probes.append(record)
+            if self.on_probe is not None:
+                self.on_probe(record)
             decision = after_probe(belief, outcome, len(report.probes), self.rider_p)
             if decision.action == "take":
                 if self._push_through(candidate, plan, obs, layers, belief):
@@ -639,7 +650,15 @@ class RobotTurn:
         guard = None
         if step.guard is not None:
             guard = (step.guard.direction, step.guard.threshold_n)
-        return self.arm.follow(traj.times, traj.positions, guard=guard)
+        self._check_halted(step.label)
+        result = self.arm.follow(traj.times, traj.positions, guard=guard)
+        self._check_halted(step.label)
+        return result
+
+    def _check_halted(self, label: str) -> None:
+        reason = self.halted()
+        if reason is not None:
+            raise TurnError(f"{label}: {reason}")
 
 
 def _changed_slots(full: set[tuple[int, int]], after: TowerObservation) -> list[tuple[int, int]]:

@@ -51,6 +51,8 @@ class TowerObservation:
     fell: bool = False
     markers_seen: int = 0
     on_table: list[int] = field(default_factory=list)               # blocks seen lying on the table
+    # where (world, m) each block on the table was seen: the centre of a marker it shows
+    table_points: dict[int, tuple[float, float, float]] = field(default_factory=dict)
 
     @property
     def top_layer(self) -> int:
@@ -94,16 +96,18 @@ class TowerObserver:
         occupancy, unread = self._occupancy(images, fit, blocks)
         in_slot = {b.block for b in blocks}
         out_of_place = sorted({s.block for _, s in fit.unassigned} - in_slot)
-        on_table = self._on_table(fit)
+        table_points = self._on_table(fit)
+        on_table = sorted(table_points)
         fell = (total >= 6 and assigned < FALLEN_ASSIGNED_FRACTION * total) \
             or fit.residual_mm > FALLEN_RESIDUAL_MM or fit.tilt_deg > FALLEN_TILT_DEG \
             or len(blocks) < 3 or len(on_table) >= FALLEN_BLOCKS_ON_TABLE
         return TowerObservation(time, fit.pose, fit.tilt_deg, fit.residual_mm, blocks, occupancy,
-                                unread, out_of_place, fell, total, on_table)
+                                unread, out_of_place, fell, total, on_table, table_points)
 
-    def _on_table(self, fit: TowerFit) -> list[int]:
-        """Blocks whose markers are seen lying on the table near the tower (fallen off it)."""
-        blocks = set()
+    def _on_table(self, fit: TowerFit) -> dict[int, tuple[float, float, float]]:
+        """Blocks whose markers are seen lying on the table near the tower (fallen off it), and
+        where: a marker's centre, where its camera's ray meets the table."""
+        blocks = {}
         centre = fit.pose.to_world(np.zeros((1, 3)))[0]
         for name, sighting in fit.unassigned:
             camera = self.cameras[name]
@@ -114,8 +118,8 @@ class TowerObserver:
             t = (TABLE_MARKER_HEIGHT - origin[2]) / ray[2]
             hit = origin + t * ray
             if np.linalg.norm(hit[:2] - centre[:2]) < FALL_ZONE_M:
-                blocks.add(sighting.block)
-        return sorted(blocks)
+                blocks.setdefault(sighting.block, tuple(float(v) for v in hit))
+        return blocks
 
     def _occupancy(self, images, fit: TowerFit, blocks: list[BlockObservation]):
         read = {(b.layer, b.slot) for b in blocks}

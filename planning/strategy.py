@@ -31,7 +31,8 @@ import numpy as np
 
 from planning.looseness import LoosenessBelief, ProbeOutcome
 from planning.rules import RuleOptions, legal_sources, placement_target
-from planning.stability import BlockDims, best_slot, press_limit_n, push_limit_n, removal_margin
+from planning.stability import (BlockDims, analyse, best_slot, press_limit_n, push_limit_n,
+                                removal_margin)
 from planning.tower import TowerState
 
 MIN_MARGIN_MM = 3.0
@@ -71,6 +72,8 @@ MAX_PROBES = 6
 PLACE_SAFETY = 0.5
 MIN_PRESS_N = 1.0
 MIN_ALIGN_N = 0.3
+# A block set down overhanging must balance on its own by this much until it is pushed home.
+SET_DOWN_MARGIN_MM = 5.0
 # A probed block displaced by more than this must be put back (RULES.md: 1 mm by default).
 RESTORE_M = 0.001
 
@@ -104,6 +107,24 @@ def placement_slot(tower: TowerState, dims: BlockDims) -> tuple[int, int]:
     stable (the middle of a new layer, then the sides)."""
     target = placement_target(tower)
     return target.layer, best_slot(tower, dims, target.layer, target.slots)
+
+
+def set_down_ends(tower: TowerState, dims: BlockDims, target: tuple[int, int], overhang: float,
+                  offsets: dict | None = None) -> tuple[int, ...]:
+    """The ends (+1, -1 along the layer's axis) a block may be set down `overhang` out of
+    `target` by, on `tower` (the block taken out, not yet placed): those where it balances on
+    the layer below by SET_DOWN_MARGIN_MM at least. Under the rules the layer below is full and
+    both ends are; after a block was taken from it (a forbidden move), the end over its gap is
+    not: the block would tip off when let go."""
+    placed = tower if tower.has_block(*target) else tower.with_block(*target)
+    below = target[0] - 1
+    ends = []
+    for end in (1, -1):
+        moved = dict(offsets or {})
+        moved[target] = end * overhang
+        if analyse(placed, dims, moved).margins_mm.get(below, -np.inf) >= SET_DOWN_MARGIN_MM:
+            ends.append(end)
+    return tuple(ends)
 
 
 def placement_guards(tower: TowerState, dims: BlockDims, target: tuple[int, int], overhang: float,

@@ -53,6 +53,22 @@ def format_stories(complete_layers: int, extra_blocks: int) -> str:
     return str(complete_layers) if extra_blocks == 0 else f"{complete_layers} {extra_blocks}/3"
 
 
+def parse_stories(text: str) -> tuple[int, int]:
+    """`18 1/3` -> (18, 1): complete layers and the blocks of the layer above, for comparing
+    heights."""
+    parts = text.split()
+    try:
+        layers = int(parts[0])
+        extra = 0 if len(parts) == 1 else int(parts[1].removesuffix("/3"))
+        if len(parts) > 2 or (len(parts) == 2 and not parts[1].endswith("/3")):
+            raise ValueError
+    except (ValueError, IndexError):
+        raise ValueError(f"not a height in stories: {text!r} (like '18' or '18 1/3')") from None
+    if layers < 0 or not 0 <= extra < SLOTS_PER_LAYER:
+        raise ValueError(f"not a height in stories: {text!r}")
+    return layers, extra
+
+
 @dataclass(frozen=True)
 class TowerState:
     """Occupancy of every layer, bottom first, and how many blocks were moved in this round.

@@ -1,24 +1,37 @@
 """`jenga-robot play` (a match): the robot against a person, with live progress, the result at
-the end, and a report folder holding the match log and a short summary."""
+the end, and a report folder holding the match log, a short summary and the plots
+(controller/match_report.py). `--resume LOG` goes on with a match from its log."""
 
 from __future__ import annotations
 
 import argparse
 import datetime
+import sys
+from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from controller.commands.cell_cmd import load
 from controller.commands.common import EXIT_FAILED, CommandError
 from planning.rules import MatchConfig, RuleOptions, Scoring
 
+if TYPE_CHECKING:
+    from controller.match_log import MatchLog
+    from controller.match_progress import MatchProgress
+
 ROBOT = "robot"
+PERSON = "person"
 
 
 def match_config(args: argparse.Namespace, person: str) -> MatchConfig:
     players = (ROBOT, person) if args.first == "robot" else (person, ROBOT)
+    scoring = Scoring(args.scoring)
+    # one robot and one person: a team each
+    teams = ((ROBOT,), (person,)) if scoring is Scoring.TEAM else ()
     try:
-        return MatchConfig(players, Scoring(args.scoring), target_points=args.points,
-                           rounds=args.rounds, options=RuleOptions.with_variants(args.variant))
+        options = RuleOptions.with_variants(args.variant, turn_limit_s=args.turn_limit_s)
+        return MatchConfig(players, scoring, target_points=args.points, rounds=args.rounds,
+                           teams=teams, options=options)
     except ValueError as exc:
         raise CommandError(str(exc)) from None
 
@@ -30,73 +43,144 @@ def report_dir(args: argparse.Namespace) -> Path:
     return Path("reports") / f"match-{stamp}"
 
 
-def run_match(args: argparse.Namespace) -> int:
-    from controller.cell_link import CellLink, CellLinkError, SimulatedCell
-    from controller.commands.play_cmd import SIM_STALL_S
-    from controller.match_log import MatchLog, MatchLogError
-    from controller.match_progress import MatchProgress
-    from controller.match_runner import MatchError, MatchRunner
-    from controller.opponents import ConsolePerson, OpponentError, SimulatedPerson
-    from firmware_bridge.errors import ArmError
+@dataclass
+class Setup:
+    """What a match is played with: from the options, or from the header of the log it resumes."""
 
-    person_kind = args.person or ("console" if args.serial else "simulated")
-    if person_kind == "simulated" and args.serial:
+    log: MatchLog
+    log_path: Path
+    progress: MatchProgress
+    opponent: str
+    seed: int | None
+    person_skill: float
+    person_mistake: str | None = None
+
+
+def new_match(args: argparse.Namespace, cell) -> Setup:
+    from controller.match_log import MatchLog
+    from controller.match_progress import MatchProgress
+
+    opponent = args.person or ("console" if args.serial else "simulated")
+    if opponent == "simulated" and args.serial:
         raise CommandError("a simulated person plays only in the simulated cell: leave out --serial")
     if not 0.0 <= args.person_skill <= 1.0:
         raise CommandError(f"--person-skill must be within 0..1, got {args.person_skill}")
-    cell = load(args.cell)
-    config = match_config(args, "person")
-    folder = report_dir(args)
-    log_path = folder / "match.jsonl"
-    sim = None
+    config = match_config(args, PERSON)
+    log_path = report_dir(args) / "match.jsonl"
+    seed = None if args.serial else args.seed
+    if args.person_mistake and opponent != "simulated":
+        raise CommandError("--person-mistake is for the simulated person")
+    log = MatchLog.create(log_path, {"config": config.to_json(), "cell": cell.name, "seed": seed,
+                                     "opponent": opponent, "person_skill": args.person_skill,
+                                     "person_mistake": args.person_mistake})
+    return Setup(log, log_path, MatchProgress(config), opponent, seed, args.person_skill,
+                 args.person_mistake)
+
+
+def resumed_match(args: argparse.Namespace, cell) -> Setup:
+    from controller.match_log import MatchLog
+    from controller.match_progress import MatchProgress, MatchProgressError
+
+    log_path = Path(args.resume)
+    log, events = MatchLog.resume(log_path)
+    header = events[0]
     try:
-        log = MatchLog.create(log_path, {"config": config.to_json(), "cell": cell.name,
-                                         "seed": None if args.serial else args.seed,
-                                         "opponent": person_kind,
-                                         "person_skill": args.person_skill})
+        progress = MatchProgress.from_events(events)
+    except MatchProgressError as exc:
+        log.close()
+        raise CommandError(f"{log_path} cannot be resumed: {exc}") from None
+    problem = None
+    if header.get("cell") not in (None, cell.name):
+        problem = f"the match was played on cell {header['cell']!r}: give its file with --cell"
+    elif header.get("opponent") == "simulated" and args.serial:
+        problem = "the match was played in the simulated cell: leave out --serial"
+    elif header.get("opponent") == "console" and not args.serial:
+        problem = "the match was played at a real cell: name it with --serial and --camera"
+    if problem:
+        log.close()
+        raise CommandError(f"cannot resume {log_path}: {problem}")
+    seed = None
+    if header.get("opponent", "simulated") == "simulated":
+        seed = header["seed"] if header.get("seed") is not None else args.seed
+    return Setup(log, log_path, progress, header.get("opponent", "simulated"), seed,
+                 float(header.get("person_skill", args.person_skill)), header.get("person_mistake"))
+
+
+def run_match(args: argparse.Namespace) -> int:
+    from controller.cell_link import CellLink, CellLinkError, SimulatedCell
+    from controller.commands.play_cmd import SIM_STALL_S
+    from controller.match_log import MatchLogError
+    from controller.match_runner import MatchError, MatchRunner
+    from controller.opponents import ConsoleInput, ConsolePerson, OpponentError, SimulatedPerson
+    from firmware_bridge.errors import ArmError
+
+    cell = load(args.cell)
+    try:
+        setup = resumed_match(args, cell) if args.resume else new_match(args, cell)
     except MatchLogError as exc:
         raise CommandError(str(exc)) from None
-    progress = MatchProgress(config)
+    log, progress = setup.log, setup.progress
+    if progress.over:
+        log.close()
+        print(f"the match in {setup.log_path} is over: {progress.match.winner} won", flush=True)
+        return finish(setup, 0)
+    if args.resume:
+        print(f"resuming the match in {setup.log_path}: score "
+              + ", ".join(f"{side} {points}" for side, points in progress.match.standings()),
+              flush=True)
     cameras = dict(item.split("=", 1) for item in args.camera if "=" in item)
+    sim = None
+    status = EXIT_FAILED
     try:
         if args.serial:
             serial = args.serial
         else:
-            print(f"starting the simulated cell (seed {args.seed}, person skill "
-                  f"{args.person_skill:g})", flush=True)
-            sim = SimulatedCell(args.seed, args.cell, args.person_skill)
+            print(f"starting the simulated cell (seed {setup.seed}, person skill "
+                  f"{setup.person_skill:g})", flush=True)
+            sim = SimulatedCell(setup.seed, args.cell, setup.person_skill)
             serial, cameras = sim.serial, sim.camera_urls
         with CellLink(cell, serial, cameras, stall_s=None if args.serial else SIM_STALL_S) as link:
-            person = SimulatedPerson(sim.base_url) if sim else ConsolePerson(on_stop=link.arm.estop)
+            if sim:
+                person = SimulatedPerson(sim.base_url, mistake=setup.person_mistake)
+                # `stop` and Enter at the keyboard is the emergency stop, whoever the opponent
+                if sys.stdin is not None and sys.stdin.isatty():
+                    ConsoleInput(on_stop=link.arm.estop)
+            else:
+                person = ConsolePerson(on_stop=link.arm.estop)
             runner = MatchRunner(link, log, progress, person,
                                  on_line=lambda line: print(line, flush=True))
             winner = runner.run()
+            status = 0 if winner is not None else EXIT_FAILED
     except (CellLinkError, ArmError, MatchError, OpponentError, MatchLogError) as exc:
-        log.append("note", text=f"stopped: {exc}")
-        log.close()
-        raise CommandError(f"{exc} (the match so far is in {log_path})", EXIT_FAILED) from None
+        _note(log, f"stopped: {exc}")
+        print(f"jenga-robot: the match stopped: {exc}\n  resume it with: jenga-robot play "
+              f"--resume {setup.log_path}", file=sys.stderr, flush=True)
+    except KeyboardInterrupt:
+        _note(log, "stopped: interrupted at the keyboard")
+        print(f"interrupted; resume with: jenga-robot play --resume {setup.log_path}",
+              file=sys.stderr, flush=True)
+        status = 130
     finally:
         if sim is not None:
             sim.close()
-    log.close()
-    summary = write_summary(folder, progress, runner)
-    print(summary, flush=True)
-    return 0 if winner is not None else EXIT_FAILED
+        log.close()
+    return finish(setup, status)
 
 
-def write_summary(folder: Path, progress, runner) -> str:
-    match = progress.match
-    lines = [f"winner: {match.winner}",
-             "score: " + ", ".join(f"{side} {points}" for side, points in match.standings()),
-             f"rounds: {len(match.results)}"]
-    for n, result in enumerate(match.results, start=1):
-        lines.append(f"  round {n}: {result.status.value}, loser {result.loser}, winner {result.winner}"
-                     f" ({result.reason})")
-    turns = runner.reports
-    if turns:
-        times = sorted(r.duration_s for r in turns)
-        lines.append(f"robot turns: {len(turns)}, median {times[len(times) // 2]:.1f} s")
-    lines.append(f"log: {folder / 'match.jsonl'}")
-    text = "\n".join(lines)
-    (folder / "summary.txt").write_text(text + "\n")
-    return text
+def finish(setup: Setup, status: int) -> int:
+    """Draw the report of the match as its log stands, whatever ended the run."""
+    from controller.match_log import read_events
+    from controller.match_report import write_report
+
+    report = write_report(setup.log_path.parent, read_events(setup.log_path), setup.log_path)
+    print(report.summary, flush=True)
+    print(f"report: {setup.log_path.parent} ({len(report.files)} files)", flush=True)
+    return status
+
+
+def _note(log, text: str) -> None:
+    from controller.match_log import MatchLogError
+    try:
+        log.append("note", text=text)
+    except MatchLogError:
+        pass              # the disk is the problem; the error itself is reported

@@ -13,14 +13,17 @@ from hardware.cells import DEFAULT_CELL
 from planning.rules import VARIANT_NAMES, Scoring
 
 SIM_STALL_S = 0.5
+# the rules the simulated person can be told to break (hardware/sim/person.py)
+PERSON_MISTAKES = ("wrong_orientation", "forbidden_layer", "new_layer_early", "tested_left_out")
 
 
 def register(commands: argparse._SubParsersAction) -> None:
     play = commands.add_parser("play", help="play Jenga (the simulated cell unless hardware is named)")
     play.add_argument("--solo", action="store_true", help="the robot plays every turn")
     play.add_argument("--turns", type=int, default=10, help="turns of a solo game")
-    play.add_argument("--scoring", choices=[s.value for s in Scoring if s is not Scoring.TEAM],
-                      default="round_wins", help="match scoring (default %(default)s)")
+    play.add_argument("--scoring", choices=[s.value for s in Scoring], default="round_wins",
+                      help="match scoring (default %(default)s; team: the robot and the person "
+                           "are a team each)")
     play.add_argument("--points", type=int, default=1,
                       help="round wins or team points that win the match (default %(default)s)")
     play.add_argument("--rounds", type=int, default=3,
@@ -34,13 +37,27 @@ def register(commands: argparse._SubParsersAction) -> None:
                            "or a real one at the table, who presses Enter when done")
     play.add_argument("--person-skill", type=float, default=0.7, metavar="0..1",
                       help="the simulated person's skill (default %(default)s)")
+    play.add_argument("--person-mistake", choices=PERSON_MISTAKES, default=None,
+                      help="the simulated person breaks this rule on every turn, to show the "
+                           "referee at work (warned the first time, the round lost on a repeat)")
     play.add_argument("--report-dir", metavar="DIR",
-                      help="where a match writes its log and summary (default reports/match-TIME)")
+                      help="where a match writes its log, summary and plots "
+                           "(default reports/match-TIME)")
+    play.add_argument("--resume", metavar="LOG",
+                      help="go on with the match in this log (a report folder's match.jsonl), "
+                           "after the controller was stopped or killed; the log's own settings "
+                           "(scoring, seed, opponent) hold")
     play.add_argument("--seed", type=int, default=1, help="tower seed of the simulated cell")
     play.add_argument("--cell", default=str(DEFAULT_CELL), metavar="FILE")
     play.add_argument("--serial", metavar="PORT", help="the arm's serial port (real hardware)")
     play.add_argument("--camera", action="append", default=[], metavar="NAME=URL",
                       help="a camera's stream (real hardware), once per camera")
+    play.add_argument("--records", default="reports/solo-records.json", metavar="FILE",
+                      help="solo play: the height records kept per cell and set size "
+                           "(default %(default)s)")
+    play.add_argument("--turn-limit-s", type=float, default=None, metavar="S",
+                      help="the timed-turns variant: a limit per turn from its first touch "
+                           "(RULES.md names 30 and 60 s)")
     play.add_argument("--report", metavar="FILE",
                       help="write every turn as JSON: the block taken, each probe with its force "
                            "trace, the time of each phase")
@@ -104,4 +121,25 @@ def run_play(args: argparse.Namespace) -> int:
     print(f"result: {len(result.turns)} turns, {'all legal' if result.all_legal else 'NOT all legal'}, "
           f"tower {state}, {result.stories or '?'} stories"
           + (f"; stopped: {result.error}" if result.error else ""), flush=True)
+    print(solo_record_line(args, cell, result), flush=True)
     return 0 if result.ok and len(result.turns) == args.turns else EXIT_FAILED
+
+
+def solo_record_line(args: argparse.Namespace, cell, result) -> str:
+    """Keep the solo height record: the height after the last legal turn with the tower standing."""
+    from pathlib import Path
+
+    from controller.records import RecordError, record_key, update_record
+
+    legal = [t for t in result.turns if t.legal and not t.fell and t.stories]
+    stories = legal[-1].stories if legal else ""
+    key = record_key(cell.name, cell.blocks.count)
+    try:
+        old, beaten = update_record(Path(args.records), key, stories, len(legal),
+                                    None if args.serial else args.seed)
+    except RecordError as exc:
+        raise CommandError(str(exc), EXIT_FAILED) from None
+    before = f"{old.stories} stories ({old.blocks_moved} blocks, {old.date})" if old else "none yet"
+    if beaten:
+        return f"solo record ({key}): NEW RECORD {stories} stories; the record was {before}"
+    return f"solo record ({key}): {before}; this game {stories or 'no legal turn'}"

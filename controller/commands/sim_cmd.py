@@ -34,12 +34,16 @@ def register(commands: argparse._SubParsersAction) -> None:
     serve.add_argument("--person-skill", type=float, default=0.7, metavar="0..1",
                        help="the simulated person's skill, 0 (first game) to 1 (practised); "
                             "they play when POST /person/turn tells them to (default %(default)s)")
+    serve.add_argument("--exit-with-stdin", action="store_true",
+                       help="stop when standard input closes: the program that started the cell "
+                            "has gone, killed or not")
     serve.set_defaults(run=run_serve)
     calibrate_cmd.register_capture(sub)
 
 
 def run_serve(args: argparse.Namespace) -> int:
     import signal
+    import sys
     import threading
 
     from hardware.sim.server import SimServer
@@ -55,6 +59,12 @@ def run_serve(args: argparse.Namespace) -> int:
         raise CommandError(str(exc)) from None
     done = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: done.set())
+    if args.exit_with_stdin:
+        def wait_for_eof():
+            while sys.stdin.buffer.read(4096):
+                pass
+            done.set()
+        threading.Thread(target=wait_for_eof, name="stdin-watch", daemon=True).start()
     with server:
         print(f"serial: {server.serial_path}", flush=True)
         for name, url in server.camera_urls().items():

@@ -13,12 +13,14 @@ import numpy as np
 
 from firmware_bridge.device.engine import DeviceEngine
 from firmware_bridge.device.pty_port import PtyPort
+from hardware.sim.arrange import arrange_tower
 from hardware.sim.camera_server import CameraServer, frame_period
 from hardware.sim.ground_truth import GroundTruth
 from hardware.sim.person import Skill, SimPerson
 from hardware.sim.virtual_firmware import SimHardware, device_config
 from hardware.sim.world import SimWorld
 from planning.cell.model import Cell
+from planning.tower import TowerState
 
 
 class SimServer:
@@ -36,7 +38,8 @@ class SimServer:
                                     documents={"/truth.json": self.truth_document,
                                                "/person.json": self.person_document},
                                     actions={"/person/turn": self.person_turn,
-                                             "/tower/rebuild": self.rebuild_tower},
+                                             "/tower/rebuild": self.rebuild_tower,
+                                             "/tower/arrange": self.arrange_tower},
                                     xml=self.world.built.xml, assets=self.world.built.assets) \
             if cameras else None
         self.realtime = realtime
@@ -118,6 +121,17 @@ class SimServer:
             self.world.rebuild_tower(self._fresh)
             self.truth.reference()
             return {"rebuilt": True, "time": self.world.time}
+
+    def arrange_tower(self, request: dict) -> dict:
+        """The tower set up as a game left it (`{"layers": [[1, 1, 1], ...]}`, bottom first), for
+        a match resumed from its log on a restarted simulator (hardware/sim/arrange.py)."""
+        tower = TowerState.from_json(request)
+        with self._lock:
+            if self.person.state == "playing":
+                raise RuntimeError("the person is playing a turn")
+            moved = arrange_tower(self.world, self._fresh, tower)
+            self.truth.reference()
+            return {"arranged": [list(m) for m in moved], "time": self.world.time}
 
     def reset_device(self) -> None:
         """Power-cycle the arm's controller (fault injection): the physics goes on."""

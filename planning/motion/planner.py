@@ -218,17 +218,19 @@ class MotionPlanner:
 
     def place(self, q_start: np.ndarray, layer: int, slot: int, held: HeldBlock | None = None, *,
               align: bool = True, shift: float = 0.0, guard_n: float = PLACE_GUARD_N,
-              align_guard_n: float = 2 * PLACE_GUARD_N) -> MotionPlan:
+              align_guard_n: float = 2 * PLACE_GUARD_N, ends: tuple[int, ...] = (1, -1)
+              ) -> MotionPlan:
         """Put the block held as `held` (from the pull plan; default a level grip) into `slot` of
         `layer` (the top layer, or a new one above it), `shift` across the layer from the slot's
-        centre (clear of a neighbour that lies off its own centre). `guard_n` stops the descent
-        onto the tower, `align_guard_n` the push home."""
+        centre (clear of a neighbour that lies off its own centre). It is set down overhanging
+        one of `ends` (+1, -1 along the layer's axis; the one facing the arm first). `guard_n`
+        stops the descent onto the tower, `align_guard_n` the push home."""
         held = held or self.level_grip
         axis = self.tower.axis(layer)
         below = layer - 1
         errors = []
-        ends = (self.tower.front_end(layer), -self.tower.front_end(layer))
-        for end in ends:
+        front = self.tower.front_end(layer)
+        for end in (e for e in (front, -front) if e in ends):
             into = -end * axis
             centre = (self.tower.block_pose(layer, slot).t + end * axis * PLACE_OVERHANG
                       + self.tower.across(layer) * shift)
@@ -274,6 +276,8 @@ class MotionPlanner:
                     return plan
                 except PlanError as exc:
                     errors.append(str(exc))
+        if not errors:
+            raise PlanError(f"cannot place on layer {layer} slot {slot}: no end to set it down by")
         raise PlanError(f"cannot place on layer {layer} slot {slot}: {_main_reason(errors)}")
 
     # --- transit ------------------------------------------------------------------------------

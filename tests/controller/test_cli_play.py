@@ -28,3 +28,60 @@ def test_a_report_folder_holding_a_match_is_not_overwritten(tmp_path):
     run = play("--report-dir", str(folder))
     assert run.returncode == 2 and "already holds a match" in run.stderr
     assert (folder / "match.jsonl").read_text().count("\n") == 1
+
+
+def test_resuming_a_log_that_is_not_there_or_is_damaged_says_so(tmp_path):
+    run = play("--resume", str(tmp_path / "none.jsonl"))
+    assert run.returncode == 2 and "no match log" in run.stderr
+    damaged = tmp_path / "match.jsonl"
+    damaged.write_text('{"seq": 0, "event": "match", "version": 1}\nnot json\n{"seq": 2}\n')
+    run = play("--resume", str(damaged))
+    assert run.returncode == 2 and "line 2" in run.stderr and "damaged" in run.stderr
+
+
+def test_a_match_that_is_over_is_not_played_again_but_its_report_is_drawn(tmp_path):
+    from controller.match_log import MatchLog
+    from planning.rules import MatchConfig, Scoring
+    from planning.tower import TowerState
+    config = MatchConfig(("person", "robot"), Scoring.ROUND_WINS, target_points=1)
+    path = tmp_path / "match.jsonl"
+    after = TowerState.fresh().moved((5, 1), (19, 1))
+    with MatchLog.create(path, {"config": config.to_json(), "opponent": "simulated",
+                                "seed": 1}) as log:
+        log.append("round_start", tower=TowerState.fresh().to_json())
+        log.append("turn_start", player="person", turn=1, t=0.0)
+        log.append("place", player="person", t=20.0, seen={"source": [5, 1], "target": [19, 1]})
+        log.append("advance", t=30.0)
+        log.append("turn_end", player="person", turn=1, tower=after.to_json())
+        log.append("turn_start", player="robot", turn=2, t=30.0)
+        log.append("fall", what="tower", t=35.0)
+    run = play("--resume", str(path))
+    assert run.returncode == 0, run.stderr
+    assert "is over: person won" in run.stdout and "winner: person" in run.stdout
+    assert (tmp_path / "summary.txt").exists() and (tmp_path / "tower-r1-t02-robot.png").exists()
+
+
+def test_a_simulated_match_cannot_be_resumed_at_a_real_cell(tmp_path):
+    from controller.match_log import MatchLog
+    from planning.rules import MatchConfig
+    path = tmp_path / "match.jsonl"
+    with MatchLog.create(path, {"config": MatchConfig(("person", "robot")).to_json(),
+                                "opponent": "simulated"}):
+        pass
+    run = play("--resume", str(path), "--serial", "/dev/null")
+    assert run.returncode == 2 and "leave out --serial" in run.stderr
+
+
+def test_the_mistakes_the_command_offers_are_the_simulated_persons():
+    from controller.commands.play_cmd import PERSON_MISTAKES
+    from hardware.sim.person import MISTAKES
+    assert PERSON_MISTAKES == MISTAKES
+
+
+def test_team_scoring_makes_the_robot_and_the_person_a_team_each():
+    import argparse
+    from controller.commands.match_cmd import match_config
+    args = argparse.Namespace(first="robot", scoring="team", points=2, rounds=3, variant=[],
+                              turn_limit_s=None)
+    config = match_config(args, "person")
+    assert config.teams == (("robot",), ("person",)) and config.players == ("robot", "person")

@@ -137,3 +137,19 @@ def test_a_logged_round_ends_as_the_referee_rules_it(steps):
         assert progress.in_round and progress.referee.result == expected
     else:
         assert not progress.in_round and progress.match.results == [expected]
+
+
+def test_the_tower_a_log_leaves_includes_a_move_placed_before_its_turn_ended():
+    after = TowerState.fresh().moved((5, 1), (19, 0))
+    turn = _turn("robot", 1, 0.0, after.to_json())
+    placed = MatchProgress.from_events(_log({"event": "round_start", "tower": FRESH}, *turn[:3]))
+    assert placed.tower == TowerState.fresh() and placed.expected_tower() == after
+    ended = MatchProgress.from_events(_log({"event": "round_start", "tower": FRESH}, *turn))
+    assert ended.placed is None and ended.expected_tower() == after
+    # the person's move, as the referee saw it; one laid across the top is in no slot
+    person = [{"event": "turn_start", "player": "person", "turn": 2, "t": 31.0},
+              {"event": "place", "player": "person", "t": 40.0,
+               "seen": {"source": [7, 0], "target": None, "laid_across": True}}]
+    across = MatchProgress.from_events(_log({"event": "round_start", "tower": FRESH}, *turn,
+                                            *person))
+    assert across.placed == ((7, 0), None) and across.expected_tower() == after

@@ -1,10 +1,10 @@
 """The referee reads a person's move from two observations and names every violation it can see."""
 
-from controller.referee import judge_seen_move
+from controller.referee import calls_of_one_move, judge_seen_move
 from perception.observation import TowerObservation
 from perception.tower_estimator import BlockObservation
 from perception.tower_model import TowerPose
-from planning.rules import RuleOptions, ViolationCode
+from planning.rules import RuleOptions, Violation, ViolationCode
 
 POSE = TowerPose(0.5, 0.0, 0.785, 0.01499)
 
@@ -72,3 +72,30 @@ def test_a_fall_and_a_move_not_yet_made():
     assert waiting.source == (5, 1) and not waiting.complete and waiting.violations == []
     both = judge_seen_move(seen(FRESH), seen(moved(moved(FRESH, (5, 1), (19, 1)), (6, 0), None)))
     assert both.unclear and "2 slots emptied" in both.unclear
+
+
+def test_a_shift_the_cameras_cannot_be_sure_of_is_not_called():
+    # each protrusion is measured to 0.54 mm (95th percentile): a 1.5 mm shift at a 1 mm
+    # tolerance may be the cameras', a 2 mm one is the player's
+    after = seen(moved(FRESH, (5, 1), (19, 1)), protrusions={(7, 2): 1.5, (8, 0): 2.0})
+    move = judge_seen_move(seen(FRESH), after)
+    assert move.displaced_mm == {(8, 0): 2.0} and codes(move) == [ViolationCode.TESTED_BLOCK_DISPLACED]
+
+
+def test_under_no_testing_a_block_moved_and_not_taken_is_called():
+    after = seen(moved(FRESH, (5, 1), (19, 1)), protrusions={(7, 2): 3.0})
+    move = judge_seen_move(seen(FRESH), after, RuleOptions(no_testing=True))
+    assert codes(move) == [ViolationCode.TESTED_BLOCK_DISPLACED, ViolationCode.MOVED_BLOCK_NOT_TAKEN]
+
+
+def test_one_move_is_one_incident_and_a_round_losing_call_always_counts():
+    after = seen(moved(FRESH, (18, 0), (19, 1)), protrusions={(7, 2): 3.0, (9, 1): 4.0})
+    move = judge_seen_move(seen(FRESH), after)
+    calls = calls_of_one_move(move.violations)
+    assert [(v.code, counts) for v, counts in calls] == [
+        (ViolationCode.FORBIDDEN_LAYER, True), (ViolationCode.TESTED_BLOCK_DISPLACED, False),
+        (ViolationCode.TESTED_BLOCK_DISPLACED, False)]
+    losing = Violation(ViolationCode.TURN_TIME_EXCEEDED, "over the limit")
+    calls = calls_of_one_move(move.violations[:1] + [losing])
+    assert [(v.code, counts) for v, counts in calls] == [
+        (ViolationCode.TURN_TIME_EXCEEDED, True), (ViolationCode.FORBIDDEN_LAYER, False)]

@@ -1,44 +1,87 @@
-"""Hardware in the loop: a whole match, robot against the simulated person, through the serial pty
-and the camera streams. The person moves first and breaks a rule twice (a block from a forbidden
-layer): the robot, refereeing, warns them the first time and rules the round lost the second
-(strict play), so the match ends in a few turns with the robot the winner. The log shows the
-settling windows: the person's first touch closes the robot's window early; the person's own window
-runs its full 10 s before the robot touches the tower."""
+"""Hardware in the loop: a whole match, robot against the simulated person, as `jenga-robot play`
+runs it (the serial pty and the camera streams of a simulated cell it starts), killed in the
+middle of the robot's first turn and resumed from its log with `play --resume`.
+
+The person moves first and breaks a rule on every turn (a block from a forbidden layer): the robot,
+refereeing, warns them the first time and rules the round lost the second (strict play), so the
+match ends in a few turns with the robot the winner. The log shows the settling windows: the
+person's first touch closes the robot's window early; the person's own window runs its full 10 s
+before the robot touches the tower."""
+
+import os
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
 
 import pytest
 
-from controller.cell_link import CellLink
-from controller.commands.play_cmd import SIM_STALL_S
-from controller.match_log import MatchLog, read_events
+from controller.match_log import read_events
 from controller.match_progress import MatchProgress
-from controller.match_runner import ROBOT, MatchRunner
-from controller.opponents import SimulatedPerson
-from hardware.sim.server import SimServer
-from planning.rules import MatchConfig, Scoring
+from controller.match_runner import ROBOT
 
 pytestmark = pytest.mark.hil
 
 WINDOW_S = 10.0
+PLAY = [sys.executable, "-m", "controller.cli", "play"]
+
+
+def _children(pid: int) -> list[int]:
+    out = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[1]) == pid:
+                out.append(int(entry.name))
+    return out
+
+
+def _wait_for_event(log: Path, process: subprocess.Popen, wanted, timeout_s: float) -> dict:
+    """The first logged event `wanted` accepts, polling the log as the match writes it."""
+    deadline = time.monotonic() + timeout_s
+    pause = threading.Event()
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise AssertionError(f"the match ended first: {process.stdout.read()}")
+        if log.exists():
+            found = next((e for e in read_events(log) if wanted(e)), None)
+            if found is not None:
+                return found
+        pause.wait(0.5)
+    raise AssertionError(f"no such event in {timeout_s} s")
 
 
 @pytest.fixture(scope="module")
-def played(default_cell, tmp_path_factory):
-    path = tmp_path_factory.mktemp("match") / "match.jsonl"
-    config = MatchConfig(("person", ROBOT), Scoring.ROUND_WINS, target_points=1)
-    progress = MatchProgress(config)
-    with SimServer(default_cell, 1, person_skill=0.8) as server:
-        base = server.camera_urls()["left"].rsplit("/", 1)[0]
-        with CellLink(default_cell, server.serial_path, server.camera_urls(),
-                      stall_s=SIM_STALL_S) as link, MatchLog.create(path, {"config": config.to_json()}) as log:
-            person = SimulatedPerson(base)
-            told = person.your_turn
-
-            def your_turn():
-                person.mistake = "forbidden_layer"        # every turn: warned, then the round lost
-                told()
-            person.your_turn = your_turn
-            winner = MatchRunner(link, log, progress, person, on_line=print).run()
-    return winner, read_events(path), progress
+def played(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("match")
+    log = folder / "match.jsonl"
+    first = subprocess.Popen(PLAY + ["--seed", "1", "--person-skill", "0.8", "--person-mistake",
+                                     "forbidden_layer", "--report-dir", str(folder)],
+                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        # killed mid-turn: the robot has made its first test push and is still at work
+        _wait_for_event(log, first, lambda e: e["event"] == "probe", timeout_s=600)
+        cell = _children(first.pid)
+        first.kill()
+        first.wait(timeout=30)
+    finally:
+        if first.poll() is None:
+            first.kill()
+    at_kill = read_events(log)
+    gone = threading.Event()
+    for _ in range(60):                    # the simulated cell goes with its controller
+        if not any(Path(f"/proc/{pid}").exists() for pid in cell):
+            break
+        gone.wait(0.5)
+    cell_left = [pid for pid in cell if Path(f"/proc/{pid}").exists()]
+    resumed = subprocess.run(PLAY + ["--resume", str(log)], capture_output=True, text=True,
+                             timeout=900)
+    return {"at_kill": at_kill, "cell": cell, "cell_left": cell_left, "resumed": resumed,
+            "events": read_events(log), "folder": folder}
 
 
 def _of(events, kind, **match):
@@ -46,23 +89,43 @@ def _of(events, kind, **match):
 
 
 def test_the_match_runs_to_its_result_and_the_log_replays_to_it(played):
-    winner, events, progress = played
-    assert winner == ROBOT and progress.over
+    resumed, events = played["resumed"], played["events"]
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    assert "winner: robot" in resumed.stdout
     assert events[-1]["event"] == "match_end" and events[-1]["winner"] == ROBOT
     again = MatchProgress.from_events(events)
-    assert again.match.winner == ROBOT and again.match.scores == progress.match.scores
+    assert again.over and again.match.winner == ROBOT and again.match.scores[ROBOT] == 1
+
+
+def test_a_controller_killed_mid_turn_resumes_with_the_right_score_turn_and_tower(played):
+    at_kill, events = played["at_kill"], played["events"]
+    assert played["cell"] and not played["cell_left"]     # the cell did not outlive the kill
+    cut = MatchProgress.from_events(at_kill)
+    assert cut.in_round and cut.open_turn.player == ROBOT and cut.referee.phase.value == "open"
+    assert events[:len(at_kill)] == at_kill                # nothing the kill left was lost
+    after = events[len(at_kill):]
+    note = next(e for e in after if e["event"] == "note" and e["text"].startswith("resumed"))
+    assert note["text"] == f"resumed: round 1, robot's turn {cut.open_turn.number}, played again " \
+                           f"from its start"
+    # the same turn goes on, on the tower the person left: not started again, and the tower
+    # it ends with is that tower with the robot's move
+    assert not _of(after, "turn_start", player=ROBOT, turn=cut.open_turn.number)
+    placed = _of(after, "place", player=ROBOT)[0]
+    expected = cut.tower.moved(tuple(placed["source"]), tuple(placed["target"]))
+    ended = _of(after, "turn_end", player=ROBOT)[0]
+    assert ended["tower"]["layers"] == expected.to_json()["layers"]
 
 
 def test_the_referee_warns_then_rules_the_round_on_a_repeated_violation(played):
-    _, events, progress = played
+    events = played["events"]
     called = _of(events, "violation", player="person", code="forbidden_layer")
     assert len(called) == 2
-    result = progress.match.results[0]
+    result = MatchProgress.from_events(events).match.results[0]
     assert result.status.value == "forfeit" and result.loser == "person"
 
 
 def test_the_persons_first_touch_closes_the_robots_window_early(played):
-    _, events, _ = played
+    events = played["events"]
     placed = _of(events, "place", player=ROBOT)[0]
     after = [e for e in events if e["seq"] > placed["seq"]]
     first = next(e for e in after if e["event"] in ("touch", "advance"))
@@ -71,10 +134,21 @@ def test_the_persons_first_touch_closes_the_robots_window_early(played):
 
 
 def test_the_robot_waits_out_the_persons_window(played):
-    _, events, _ = played
+    events = played["events"]
     placed = _of(events, "place", player="person")[0]
     after = [e for e in events if e["seq"] > placed["seq"]]
     closed = next(e for e in after if e["event"] in ("advance", "touch", "fall"))
     assert closed["event"] == "advance" and closed["t"] == pytest.approx(placed["t"] + WINDOW_S)
     robot = next(e for e in after if e["event"] == "touch" and e["player"] == ROBOT)
     assert robot["t"] >= closed["t"]
+
+
+def test_the_report_plots_every_probe_and_maps_the_tower_after_every_turn(played):
+    folder, events = played["folder"], played["events"]
+    names = {p.name for p in folder.iterdir()}
+    assert {"match.jsonl", "summary.txt"} <= names
+    assert "probes-r1-t02.png" in names and _of(events, "probe", turn=2)
+    turns = {(e["turn"], e["player"]) for e in _of(events, "turn_start")}
+    assert {f"tower-r1-t{n:02d}-{p}.png" for n, p in turns} <= names
+    assert "resumed 1 time" in (folder / "summary.txt").read_text()
+    assert os.path.getsize(folder / "probes-r1-t02.png") > 10_000

@@ -4,7 +4,7 @@ from planning.looseness import LoosenessBelief, ProbeOutcome, probe_threshold_n
 from planning.stability import BlockDims
 from planning.strategy import (MAX_PROBES, MIN_ALIGN_N, MIN_PRESS_N, PLACE_SAFETY, RIDER_P, RIDER_SAFE_P,
                                Decision, after_probe, best_probed, next_probe, placement_guards,
-                               placement_slot, rank)
+                               placement_slot, rank, set_down_ends)
 from planning.stability import press_limit_n, push_limit_n
 from planning.tower import TowerState
 
@@ -193,3 +193,17 @@ def test_setting_a_block_down_stays_within_the_forces_that_would_tip_the_tower()
     assert press < 3.0
     # without the blocks' mass nothing is known: the defaults
     assert placement_guards(weak, DIMS, (18, 2), 0.03, 3.0, 6.0) == (3.0, 6.0)
+
+
+def test_a_block_is_set_down_overhanging_only_an_end_it_balances_on():
+    dims = BlockDims(0.075, 0.025, 0.015, 0.019)
+    # the rules keep the layer under the placement full: either end will do
+    after = TowerState.fresh().without(9, 1)
+    assert set_down_ends(after, dims, (19, 1), 0.03) == (1, -1)
+    # a block taken from the highest complete layer (a forbidden move) leaves a gap under one
+    # end: set down over it, 30 mm out, the block would tip off when let go
+    gap = TowerState.fresh().moved((18, 0), (19, 1)).without(8, 2)
+    assert set_down_ends(gap, dims, (19, 2), 0.03) == (1,)
+    assert set_down_ends(gap, dims, (19, 2), 0.0) == (1, -1)
+    only_middle = TowerState.fresh().moved((18, 0), (19, 1)).moved((18, 2), (19, 0)).without(8, 2)
+    assert set_down_ends(only_middle, dims, (19, 2), 0.03) == ()

@@ -1,7 +1,8 @@
 import pytest
 from hypothesis import given, strategies as st
 
-from planning.tower import (STANDARD_SET_SIZES, TowerError, TowerState, format_stories, layer_axis)
+from planning.tower import (STANDARD_SET_SIZES, TowerError, TowerState, format_stories, layer_axis,
+                           parse_stories)
 
 
 def tower(*rows):
@@ -112,3 +113,14 @@ def test_any_parsed_tower_satisfies_its_invariants(rows):
     assert all(any(r) for r in t.layers)
     assert all(t.row(t.highest_complete_layer))
     assert t.block_count == sum(map(sum, rows))
+
+
+@given(st.integers(0, 60), st.integers(0, 2))
+def test_heights_read_back_as_they_are_written(layers, extra):
+    assert parse_stories(format_stories(layers, extra)) == (layers, extra)
+
+
+@pytest.mark.parametrize("text", ["", "18 3/3", "a", "18 1/2", "18 1/3 x", "-1"])
+def test_a_height_that_is_not_one_is_refused(text):
+    with pytest.raises(ValueError, match="not a height"):
+        parse_stories(text)

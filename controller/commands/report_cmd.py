@@ -1,0 +1,37 @@
+"""`jenga-robot report LOG [--out DIR]`: draw a match's report folder again from its log (the
+summary, every probe's force trace, the tower after every turn)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from controller.commands.common import CommandError
+
+
+def register(commands: argparse._SubParsersAction) -> None:
+    report = commands.add_parser("report", help="draw a match's report from its log")
+    report.add_argument("log", metavar="LOG", help="the match log (a report folder's match.jsonl)")
+    report.add_argument("--out", metavar="DIR",
+                        help="where to write the report (default: the log's own folder)")
+    report.set_defaults(run=run_report)
+
+
+def run_report(args: argparse.Namespace) -> int:
+    from controller.match_log import MatchLogError, read_events
+    from controller.match_progress import MatchProgressError
+    from controller.match_report import write_report
+
+    log = Path(args.log)
+    try:
+        events = read_events(log)
+        if not events:
+            raise CommandError(f"{log} holds no match")
+        report = write_report(Path(args.out) if args.out else log.parent, events, log)
+    except (MatchLogError, MatchProgressError) as exc:
+        raise CommandError(str(exc)) from None
+    except OSError as exc:
+        raise CommandError(f"cannot write the report: {exc.strerror or exc}") from None
+    print(report.summary)
+    print(f"report: {report.files[0].parent} ({len(report.files)} files)")
+    return 0

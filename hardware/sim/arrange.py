@@ -1,0 +1,77 @@
+"""Setting the simulated tower up as a game left it: a restarted simulator starts from a fresh
+tower, while a match resumed from its log goes on from the tower the log last accepted. A person
+at a real table would find the tower still standing there; here the blocks are put where the game
+had them.
+
+Which block goes where follows from the fresh tower: the block that started in an emptied slot is
+the one that was taken from it, so it is the one that goes on top. In what order the taken blocks
+were stacked is not in an occupancy map; they go on top bottom-first in the order of the slots
+they came from.
+"""
+
+from __future__ import annotations
+
+import mujoco
+import numpy as np
+
+from hardware.sim.ground_truth import GroundTruth
+from hardware.sim.world import SavedState, SimWorld
+from planning.tower import TowerState, layer_axis
+
+SIDE_GAP = 0.001        # m left between neighbours in a layer set up on top
+DROP = 0.0005           # m above their rest the blocks are let go, to settle
+
+
+class ArrangeError(ValueError):
+    """The tower asked for cannot be made from this set of blocks."""
+
+
+def arrange_tower(world: SimWorld, fresh: SavedState, tower: TowerState) -> list[tuple[int, int]]:
+    """Rebuild the fresh tower, then move the blocks of every slot `tower` has emptied onto the
+    slots it has filled above the starting tower. Returns the (block, layer) of each block moved.
+    The blocks are let go just above where they rest: the physics settles them."""
+    start_layers = world.cell.blocks.layers
+    removed = [b for b in sorted(world.blocks, key=lambda b: (b.layer, b.slot))
+               if not tower.has_block(b.layer, b.slot)]
+    added = [(layer, slot) for layer, slot in tower.blocks() if layer > start_layers]
+    if len(removed) != len(added):
+        raise ArrangeError(f"the tower holds {tower.block_count} blocks and the set "
+                           f"{len(world.blocks)}: {len(removed)} slots of the starting tower are "
+                           f"empty and {len(added)} filled above it")
+    world.rebuild_tower(fresh)
+    truth = GroundTruth(world)
+    width = world.cell.blocks.width.mean
+    moved = []
+    by_slot: dict[tuple[int, int], int] = {(b.layer, b.slot): b.index for b in world.blocks
+                                           if tower.has_block(b.layer, b.slot)}
+    for spec, (layer, slot) in zip(removed, added):
+        below = [by_slot[(layer - 1, s)] for s in range(3) if (layer - 1, s) in by_slot]
+        if not below:
+            raise ArrangeError(f"layer {layer} slot {slot} would rest on nothing")
+        top = max(_top_z(world, b) for b in below)
+        across = (slot - 1) * (width + SIDE_GAP)
+        along_x = layer_axis(layer) == "x"
+        local = np.array([0.0, across, 0.0] if along_x else [across, 0.0, 0.0])
+        centre = truth.to_world(local)
+        centre[2] = top + spec.height / 2 + DROP
+        yaw = world.cell.tower.yaw + (0.0 if along_x else np.pi / 2)
+        _put(world, spec.index, centre, yaw)
+        by_slot[(layer, slot)] = spec.index
+        moved.append((spec.index, layer))
+    mujoco.mj_forward(world.model, world.data)
+    return moved
+
+
+def _top_z(world: SimWorld, block: int) -> float:
+    spec = next(b for b in world.blocks if b.index == block)
+    return float(world.data.xpos[world.block_body[block]][2]) + spec.height / 2
+
+
+def _put(world: SimWorld, block: int, centre: np.ndarray, yaw: float) -> None:
+    model, data = world.model, world.data
+    joint = model.body_jntadr[world.block_body[block]]
+    adr, dof = model.jnt_qposadr[joint], model.jnt_dofadr[joint]
+    data.qpos[adr:adr + 3] = centre
+    data.qpos[adr + 3:adr + 7] = [np.cos(yaw / 2), 0.0, 0.0, np.sin(yaw / 2)]
+    data.qvel[dof:dof + 6] = 0.0
+    mujoco.mj_forward(model, data)
