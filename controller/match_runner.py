@@ -107,8 +107,9 @@ class MatchRunner:
         self._wait_world(SETTLE_S)
         seen = self._look()
         referee, open_turn = self.progress.referee, self.progress.open_turn
+        cut_short = open_turn is not None and open_turn.player == referee.current_player
         where = (f"round {self.progress.rounds_started}, {referee.current_player}'s turn "
-                 f"{open_turn.number if open_turn else self.progress.turns_in_round + 1}")
+                 f"{open_turn.number if cut_short else self.progress.turns_in_round + 1}")
         if seen.fell:
             self._emit("note", text=f"resumed: {where}; the tower is down")
             self._fell(f"resumed {where}: the tower is down; the fall is "
@@ -127,12 +128,12 @@ class MatchRunner:
             self._window(placer, referee.window_closes_at - self.options.window_s,
                          person_may_touch=placer == ROBOT)
             return
-        if open_turn is not None and open_turn.player != referee.current_player:
+        if open_turn is not None and not cut_short:
             # the turn had closed (its window ran out, or the next player touched) before its
             # end, with the tower the referee accepted, made it to the log
             self._end_turn(open_turn.player, seen, keep_seen=False)
         self._emit("note", text=f"resumed: {where}" + (", played again from its start"
-                                                      if open_turn else ""))
+                                                      if cut_short else ""))
         self.say(f"resumed {where}")
 
     def _turn_number(self, player: str) -> int:

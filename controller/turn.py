@@ -239,9 +239,14 @@ class RobotTurn:
             if self.on_probe is not None:
                 self.on_probe(record)
             decision = after_probe(belief, outcome, len(report.probes), self.rider_p)
-            if decision.action == "take":
+            # the no-testing variant: a block the probe moved is the one to take
+            must_take = self.options.no_testing and outcome.travel_m > RESTORE_M
+            if decision.action == "take" or must_take:
                 if self._push_through(candidate, plan, obs, layers, belief):
                     chosen = candidate
+                elif must_take:
+                    raise TurnError(f"no testing: block {candidate[0]}.{candidate[1]} moved and "
+                                    f"would not come out, and no other may be taken")
                 continue
             self._retreat(plan, layers)
             if decision.restore:

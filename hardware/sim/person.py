@@ -143,6 +143,13 @@ class SimPerson:
         half = self.world.cell.blocks.length.mean / 2 + margin + 0.05
         return bool(np.all(np.abs(local) <= half) and p[2] <= top + margin + 0.05)
 
+    def stop_turn(self) -> None:
+        """Leave the turn where it is (the round is over: the tower fell): let go and step back."""
+        if self.state == "playing":
+            self._script = None
+            self.park()
+            self.state, self.done_t = "done", self.world.time
+
     def step(self) -> None:
         """Advance the turn by one physics step (before the world steps)."""
         if self._script is None:

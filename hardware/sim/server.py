@@ -66,7 +66,8 @@ class SimServer:
 
     def stop(self) -> None:
         self._stop.set()
-        self._thread.join(timeout=5.0)
+        if self._thread.is_alive():
+            self._thread.join(timeout=5.0)
         if self.cameras is not None:
             self.cameras.stop()
         self.port.close()
@@ -114,10 +115,10 @@ class SimServer:
             return self.person.status()
 
     def rebuild_tower(self, request: dict) -> dict:
-        """A new round: the person builds the tower again (the drawn tower, as it first stood)."""
+        """A new round: the person builds the tower again (the drawn tower, as it first stood),
+        leaving a turn the fall cut short."""
         with self._lock:
-            if self.person.state == "playing":
-                raise RuntimeError("the person is playing a turn")
+            self.person.stop_turn()
             self.world.rebuild_tower(self._fresh)
             self.truth.reference()
             return {"rebuilt": True, "time": self.world.time}

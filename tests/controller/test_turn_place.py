@@ -244,3 +244,44 @@ def test_fingers_that_close_on_air_open_and_feel_to_either_side(planner, default
     assert arm.calls.count(("gripper", 0.0)) == 3     # two grasps, then the squeeze once out
     opened_again = arm.calls.index(("gripper", 0.0)) + 1
     assert arm.calls[opened_again] == ("gripper", default_cell.tool.stroke)
+
+
+class Probed(Exception):
+    """Enough probes to tell."""
+
+
+def _choosing(planner, default_cell, options, travel_m, comes_out):
+    """A turn whose every probe moves its block `travel_m` against a tight push, and whose
+    push-through succeeds as `comes_out` says; returns what it probed and pushed through."""
+    from controller.turn import ProbeRecord
+    from planning.looseness import ProbeOutcome
+    turn = RobotTurn(SimpleNamespace(arm=RecordingArm(planner.arm.home), cell=default_cell),
+                     planner, options)
+    probed, pushed = [], []
+
+    def probe(source, obs, layers, top):
+        probed.append(source)
+        if len(probed) > 2:
+            raise Probed()
+        return (ProbeOutcome(*source, 0.55, travel_m, True, 0.5),
+                ProbeRecord(*source, None, 0.5, 0.55, travel_m * 1000, 0.0), None)
+    turn._probe = probe
+    turn._push_through = lambda source, *a: pushed.append(source) or comes_out
+    turn._retreat = turn._restore = lambda *a, **k: None
+    state = TowerState.fresh()
+    return turn, state, probed, pushed
+
+
+def test_under_no_testing_a_block_the_probe_moved_must_be_the_one_taken(planner, default_cell):
+    from planning.rules import RuleOptions
+    no_testing = RuleOptions(no_testing=True)
+    turn, state, probed, pushed = _choosing(planner, default_cell, no_testing, 0.002, False)
+    belief = LoosenessBelief.prior(state)
+    with pytest.raises(TurnError, match="no testing: block .* moved and would not come out"):
+        turn._choose(state, belief, observation([]), {}, 19, TurnReport(1))
+    assert len(probed) == 1 and pushed == probed
+    # a tight block the probe did not move may be left for another
+    turn, state, probed, pushed = _choosing(planner, default_cell, no_testing, 0.0002, True)
+    with pytest.raises(Probed):
+        turn._choose(state, LoosenessBelief.prior(state), observation([]), {}, 19, TurnReport(1))
+    assert len(set(probed)) == 3 and pushed == []

@@ -13,6 +13,7 @@ from hardware.sim.person import MISTAKES, SimPerson, Skill
 from hardware.sim.world import SimWorld
 from perception.pipeline import Perception
 from planning.rules import ViolationCode, legal_sources, placement_target
+from planning.tower import TowerState
 from tests.perception.conftest import frames_of
 
 TURN_LIMIT_S = 120.0
@@ -117,3 +118,19 @@ def test_skills_and_mistakes_are_checked(table):
     assert Skill(1.0).push_limit_n < Skill(0.0).push_limit_n and Skill(1.0).tries > Skill(0.0).tries
     assert set(MISTAKES) == {"wrong_orientation", "forbidden_layer", "new_layer_early",
                              "tested_left_out"}
+
+
+def test_a_new_round_stops_a_turn_the_fall_cut_short(default_cell):
+    from hardware.sim.server import SimServer
+    server = SimServer(default_cell, 2, cameras=False)
+    try:
+        server.person_turn({})
+        for _ in range(300):                   # the finger on its way to a block
+            server.person.step()
+            server.world.step()
+        assert server.person.state == "playing"
+        server.rebuild_tower({})
+        assert server.person.state == "done"
+        assert server.truth.tower_state() == TowerState.fresh()
+    finally:
+        server.stop()
