@@ -65,6 +65,8 @@ def measure(cell: Cell, runs: int = 10, seed: int = 1, stall_s: float = 0.5,
             probe = planner.push(q, 9, 1, 0.0, tower_layers=seen.top_layer)
             for step in probe.steps[:2]:        # transit and approach, stopping short of the block
                 link.arm.follow(step.trajectory.times, step.trajectory.positions)
+            approach = probe.step("approach").trajectory   # back along it, then home
+            link.arm.follow(approach.times, approach.positions[::-1])
             back = planner.transit(np.array(link.arm.telemetry().q_set), np.array(cell.arm.home),
                                    tower_layers=seen.top_layer)
             link.arm.follow(back.steps[0].trajectory.times, back.steps[0].trajectory.positions)
