@@ -109,8 +109,9 @@ class WorkspaceWatch:
     def set_clear(self, images: dict[str, np.ndarray], pose: TowerPose, layers: int) -> None:
         """The workspace is clear now: remember what it looks like."""
         for name, image in images.items():
-            self._reference[name] = _grey(image)
-            self._masks[name] = self._mask(self.cameras[name], image.shape[:2], pose, layers)
+            self._reference[name] = _small_grey(image)
+            self._masks[name] = _shrink(self._mask(self.cameras[name], image.shape[:2], pose,
+                                                   layers))
 
     @property
     def ready(self) -> bool:
@@ -121,8 +122,8 @@ class WorkspaceWatch:
         """`exclude`: pixels to ignore (where the robot's own arm is, now or in the reference)."""
         if name not in self._reference:
             return None
-        mask = self._masks[name] if exclude is None else self._masks[name] & ~exclude
-        diff = cv2.absdiff(_grey(image), self._reference[name])
+        mask = self._masks[name] if exclude is None else self._masks[name] & ~_shrink(exclude)
+        diff = cv2.absdiff(_small_grey(image), self._reference[name])
         changed = (diff > CHANGE_LEVEL) & mask
         fraction = float(changed.sum()) / max(int(mask.sum()), 1)
         if fraction > INTRUSION_FRACTION:
@@ -163,6 +164,23 @@ def capsule_mask(camera: CameraModel, shape, starts: np.ndarray, ends: np.ndarra
 
 def _grey(image: np.ndarray) -> np.ndarray:
     return image if image.ndim == 2 else cv2.cvtColor(image, cv2.COLOR_RGB2GRAY)
+
+
+# Frames are compared at 1/COMPARE_SCALE of their size: a hand is tens of pixels across even so,
+# and the comparison, in the path from a frame to a paused arm, costs a quarter as much.
+COMPARE_SCALE = 2
+
+
+def _small_grey(image: np.ndarray) -> np.ndarray:
+    grey = _grey(image)
+    size = (grey.shape[1] // COMPARE_SCALE, grey.shape[0] // COMPARE_SCALE)
+    return cv2.resize(grey, size, interpolation=cv2.INTER_AREA)
+
+
+def _shrink(mask: np.ndarray) -> np.ndarray:
+    """A full-size pixel mask at the comparison's size."""
+    h, w = mask.shape[0] // COMPARE_SCALE, mask.shape[1] // COMPARE_SCALE
+    return mask[:h * COMPARE_SCALE:COMPARE_SCALE, :w * COMPARE_SCALE:COMPARE_SCALE]
 
 
 def _box_mask(camera: CameraModel, shape, pose: TowerPose, half, height: float) -> np.ndarray:

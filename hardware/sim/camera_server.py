@@ -48,7 +48,8 @@ class CameraServer:
 
     Rendering runs in a child process of its own (on the other core, and out of the physics
     process, whose serial link must answer within milliseconds): the physics loop hands it the
-    positions of a moment (`offer`), it renders every watched camera and sends the JPEGs back."""
+    positions of a moment (`offer`), it renders every watched camera and sends each JPEG back as
+    soon as it is encoded."""
 
     def __init__(self, model: mujoco.MjModel, cameras, host: str = "127.0.0.1", port: int = 0,
                  documents: dict | None = None, xml: str | None = None,
@@ -162,12 +163,13 @@ class CameraServer:
             try:
                 if not self._conn.poll(0.2):
                     continue
-                sim_time, frames = self._conn.recv()
+                sim_time, name, jpeg = self._conn.recv()
             except (EOFError, OSError):
                 return
-            for name, jpeg in frames.items():
+            if name is None:              # every camera of that moment is rendered
+                self._busy.clear()
+            else:
                 self.slots[name].publish(jpeg, sim_time)
-            self._busy.clear()
 
     # --- HTTP ---------------------------------------------------------------------------------
 
@@ -234,20 +236,21 @@ def _render_worker(xml: str, assets: dict[str, bytes], cameras, conn) -> None:
         data.mocap_pos[:] = mocap_pos
         data.mocap_quat[:] = mocap_quat
         mujoco.mj_forward(model, data)
-        frames = {}
-        for name in names:
-            w, h = sizes[name]
-            if (h, w) not in renderers:
-                renderers[(h, w)] = mujoco.Renderer(model, h, w)
-            renderer = renderers[(h, w)]
-            renderer.update_scene(data, camera=name)
-            rgb = renderer.render()
-            ok, jpeg = cv2.imencode(".jpg", cv2.cvtColor(rgb, cv2.COLOR_RGB2BGR),
-                                    [cv2.IMWRITE_JPEG_QUALITY, JPEG_QUALITY])
-            if ok:
-                frames[name] = jpeg.tobytes()
         try:
-            conn.send((sim_time, frames))
+            for name in names:
+                w, h = sizes[name]
+                if (h, w) not in renderers:
+                    renderers[(h, w)] = mujoco.Renderer(model, h, w)
+                renderer = renderers[(h, w)]
+                renderer.update_scene(data, camera=name)
+                rgb = renderer.render()
+                ok, jpeg = cv2.imencode(".jpg", cv2.cvtColor(rgb, cv2.COLOR_RGB2BGR),
+                                        [cv2.IMWRITE_JPEG_QUALITY, JPEG_QUALITY])
+                if ok:
+                    # each camera's frame goes out as soon as it is ready: the safety monitor
+                    # acts on whichever shows a hand first
+                    conn.send((sim_time, name, jpeg.tobytes()))
+            conn.send((sim_time, None, None))
         except (BrokenPipeError, OSError):
             break
     for renderer in renderers.values():

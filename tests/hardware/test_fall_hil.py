@@ -65,8 +65,8 @@ def test_a_fall_stops_the_arm_and_it_retracts_home_without_reaching_in(default_c
             server.locked(_topple)
             result = arm.wait_motion(handle, timeout_s=60.0)
             assert monitor.fell_t is not None and result.outcome == "stopped"
-            _wait(lambda: monitor.level == "fallen", 5.0)
-            assert [e.kind for e in monitor.events][-1] == "fall"
+            _wait(lambda: monitor.events and monitor.events[-1].kind == "fall", 5.0)
+            assert monitor.level == "fallen"
             assert server.truth.tower_fell()
 
             path = []
