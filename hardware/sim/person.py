@@ -112,8 +112,8 @@ class SimPerson:
 
     def start_reach(self, point: np.ndarray, hold_s: float) -> None:
         """Reach the hand in to `point` (world), hold it there `hold_s`, and take it away: a hand
-        in the workspace, for the safety monitor's tests. `entered_t` gets the world time the hand
-        first came within `margin` of the tower's footprint or top."""
+        in the workspace, for the safety monitor's tests. `entered_t` gets the world time any part
+        of the hand first came into the workspace (12 cm around the tower's footprint and top)."""
         if self.state == "playing":
             raise RuntimeError("the person is already playing a turn")
         self.state, self.done_t, self.entered_t = "playing", None, None
@@ -137,11 +137,30 @@ class SimPerson:
         self.park()
 
     def _in_workspace(self, p: np.ndarray, top: float, margin: float = 0.12) -> bool:
-        """Whether any part of the hand (a 5 cm reach around its centre) is inside the box
-        `margin` around the tower's footprint and top."""
-        local = self.truth.to_tower(p)[:2]
-        half = self.world.cell.blocks.length.mean / 2 + margin + 0.05
-        return bool(np.all(np.abs(local) <= half) and p[2] <= top + margin + 0.05)
+        """Whether any part of the hand, its centre at `p` (world), is inside the box `margin`
+        around the tower's footprint and above its top: the workspace as the product defines it
+        (12 cm). Each of the hand's boxes is tested against it exactly (separating axes in the
+        table's plane, and their heights)."""
+        m = self.world.model
+        rot = np.zeros(9)
+        mujoco.mju_quat2Mat(rot, self.world.data.mocap_quat[self._hand])
+        hand = rot.reshape(3, 3)
+        half = self.world.cell.blocks.length.mean / 2 + margin
+        for geom in np.flatnonzero(m.geom_bodyid == self._hand_body):
+            centre = p + hand @ m.geom_pos[geom]
+            local = np.zeros(9)
+            mujoco.mju_quat2Mat(local, m.geom_quat[geom])
+            axes = hand @ local.reshape(3, 3)
+            signs = np.array([[x, y, z] for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)])
+            corners = np.array([self.truth.to_tower(centre + axes @ (s * m.geom_size[geom]))
+                                for s in signs])
+            if corners[:, 2].min() > top + margin or corners[:, 2].max() < 0.0:
+                continue
+            in_plane = np.array([self.truth.to_tower(centre + axes[:, k])[:2]
+                                 - self.truth.to_tower(centre)[:2] for k in (0, 1)])
+            if _overlaps_square(corners[:, :2], in_plane, half):
+                return True
+        return False
 
     def stop_turn(self) -> None:
         """Leave the turn where it is (the round is over: the tower fell): let go and step back."""
@@ -477,6 +496,20 @@ class SimPerson:
         z = (layer - 0.5) * height
         local = [0.0, across, z] if along_x else [across, 0.0, z]
         return self.truth.to_world(local), cell.tower.yaw + (0.0 if along_x else np.pi / 2)
+
+
+def _overlaps_square(points: np.ndarray, axes: np.ndarray, half: float) -> bool:
+    """Whether a box, its corners `points` (N, 2, tower frame, table plane) and its own axes in
+    that plane `axes` (2, 2), overlaps the square |x|, |y| <= half: no separating axis among the
+    square's and the box's (exact for a box turned about the vertical only, as the hand is)."""
+    square = np.array([[x, y] for x in (-half, half) for y in (-half, half)])
+    for n in (np.array([1.0, 0.0]), np.array([0.0, 1.0]), *axes):
+        if np.linalg.norm(n) < 1e-9:
+            continue
+        a, b = points @ n, square @ n
+        if a.max() < b.min() or b.max() < a.min():
+            return False
+    return True
 
 
 def _without(tower: TowerState, source: tuple[int, int]) -> TowerState:
