@@ -390,8 +390,9 @@ class ArmClient:
                     if deadline is None:
                         deadline = seen = t.device_time
                         deadline += timeout_s
-                    # Device time spent paused, or the part of it lost to slowing, does not count.
-                    rate = 0.0 if t.status & Status.PAUSED else self._rate
+                    # Device time spent paused (by RATE 0 or by the safety input), or the part
+                    # of it lost to slowing, does not count.
+                    rate = 0.0 if t.status & (Status.PAUSED | Status.PRESENCE) else self._rate
                     deadline += (t.device_time - seen) * (1.0 - rate)
                     seen = t.device_time
                     if t.device_time >= deadline:

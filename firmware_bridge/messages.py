@@ -11,7 +11,7 @@ import struct
 from dataclasses import dataclass, field
 from enum import IntEnum, IntFlag
 
-PROTOCOL_VERSION = 2
+PROTOCOL_VERSION = 3
 MAX_POINTS_PER_FRAME = 8
 
 
@@ -45,6 +45,7 @@ class Status(IntFlag):
     GRIPPER_MOVING = 0x100
     PAUSED = 0x200           # RATE 0: motion and gripper hold where they are, to go on later
     SLOWED = 0x400           # RATE between 0 and 1: motion runs slower than planned
+    PRESENCE = 0x800         # the safety input sees something: motion holds, whatever the RATE
 
 
 class Fault(IntFlag):

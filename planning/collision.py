@@ -1,5 +1,6 @@
 """Collision checks between the arm (capsules) and the cell: the tower's keep-out box, the table,
-and the arm itself (the tool and a held block against the upper arm and forearm).
+the players' side beyond the light curtain, and the arm itself (the tool and a held block against
+the upper arm and forearm).
 
 Pure geometry, no physics. Clearances are in metres; negative means penetration.
 """
@@ -91,7 +92,7 @@ def segments_distance(p0: np.ndarray, p1: np.ndarray, q0: np.ndarray, q1: np.nda
 @dataclass(frozen=True)
 class Contact:
     part: str         # capsule name ("link3", "body", "probe", ...)
-    obstacle: str     # "tower", "table" or a big link of the arm ("link3", ...)
+    obstacle: str     # "tower", "table", "curtain" or a big link of the arm ("link3", ...)
     clearance: float  # m, negative = penetration
 
 
@@ -125,7 +126,20 @@ class CollisionChecker:
         for i in np.flatnonzero(table < table_margins):
             if caps.names[i] != "base":
                 found.append(Contact(caps.names[i], "table", float(table[i])))
-        return found + _self_contacts(caps)
+        return found + self._curtain_contacts(caps) + _self_contacts(caps)
+
+    def _curtain_contacts(self, caps) -> list[Contact]:
+        """Parts closer than the curtain's keep-out to its plane: the robot stays on the tower's
+        side, out of the players' space, and never breaks a beam itself. (A capsule is nearest a
+        plane at one of its ends.)"""
+        curtain = self.arm.cell.curtain
+        if curtain is None:
+            return []
+        normal, offset = curtain.plane()
+        ends = np.minimum(caps.starts[:, :2] @ normal, caps.ends[:, :2] @ normal)
+        clearance = ends - offset - caps.radii
+        return [Contact(caps.names[i], "curtain", float(clearance[i]))
+                for i in np.flatnonzero(clearance < curtain.keep_out)]
 
     def is_clear(self, q: np.ndarray, tower_layers: float, tower_margin: float,
                  exempt: tuple[str, ...] = (), held: HeldBlock | None = None,

@@ -117,8 +117,13 @@ def _safety(args: argparse.Namespace) -> tuple[dict, str]:
     from controller.bench.safety import measure
     result = measure(load(args.cell), args.reaches, args.first_seed, progress=Progress("bench safety"))
     figures = dataclasses.asdict(result)
-    rows = [("pause_ms_median", result.pause_ms_median, "hand in the workspace to the arm paused (device)"),
+    rows = [("pause_ms_median", result.pause_ms_median,
+             "hand in the workspace to the arm held (device); negative: held before it got there"),
             ("pause_ms_p95", result.pause_ms_p95, f"worst {result.pause_ms_max}"),
+            ("curtain_ms_median", result.curtain_ms_median,
+             "hand in the workspace to the arm held by the light curtain"),
+            ("camera_pause_ms_median", result.camera_pause_ms_median,
+             "hand in the workspace to the arm paused by the cameras' monitor"),
             ("seen_to_pause_ms_median", result.seen_to_pause_ms_median,
              "frame that showed the hand to the arm paused"),
             ("resumed", f"{result.resumed} of {result.runs}", "full pace again once the hand had gone"),

@@ -37,6 +37,7 @@ class HardwareState:
     qd: np.ndarray
     gripper_width: float
     wrench: np.ndarray   # raw sensor reading: force N (3), torque N m (3), sensor frame
+    presence: bool = False   # the safety input: the cell's presence sensor sees something
 
 
 class DeviceHardware(Protocol):
@@ -62,6 +63,7 @@ class DeviceConfig:
     homing_speed_scale: float = 0.2
     start_tolerance: float = 0.02     # rad: a trajectory must start where the arm is commanded
     tare_samples: int = 20
+    presence_hold_s: float = 0.5      # the safety input stays clear this long before motion goes on
 
 
 @dataclass
@@ -114,9 +116,11 @@ class DeviceEngine:
         self._uploads: dict[int, Upload] = {}
         self._loaded: dict[int, LoadedTrajectory] = {}
         self._motion: LoadedTrajectory | None = None
-        self._motion_elapsed = 0.0      # trajectory time reached, run at `_rate` of device time
+        self._motion_elapsed = 0.0      # trajectory time reached, run at `_pace` of device time
         self._motion_clock = now        # when `_motion_elapsed` was last brought up to date
-        self._rate = 1.0
+        self._rate = 1.0                # the host's RATE
+        self._presence_held = False     # the safety input holds the arm
+        self._presence_seen = -np.inf   # device time the input last saw something
         self._homing = False
         self._guard = Guard()
         self._guard_tripped = False
@@ -162,6 +166,7 @@ class DeviceEngine:
         if self._handshaken and self._last_rx is not None and now - self._last_rx > self.config.watchdog_s:
             self._latch(Fault.WATCHDOG)
         self._safety(state)
+        self._presence(now, state)
         self._advance_motion(now, state)
         self.hardware.command_joints(self._setpoint)
         self._advance_gripper(state)
@@ -251,7 +256,7 @@ class DeviceEngine:
             self._gripper_target = message.width_m
             self._gripper_force = message.force_n
             self._gripper_last = (self._now, self._state.gripper_width)
-            if self._rate > 0.0:
+            if self._pace > 0.0:
                 self.hardware.command_gripper(message.width_m, message.force_n)
             return None
         if self._motion is not None or self._homing:
@@ -335,7 +340,7 @@ class DeviceEngine:
                                  0, force))
                 self._motion = None
                 return
-        self._motion_elapsed += (now - self._motion_clock) * self._rate
+        self._motion_elapsed += (now - self._motion_clock) * self._pace
         self._motion_clock = now
         elapsed = self._motion_elapsed
         self._setpoint = self._motion.target(elapsed)
@@ -353,17 +358,40 @@ class DeviceEngine:
         self._motion_elapsed = 0.0
         self._motion_clock = self._now
 
+    @property
+    def _pace(self) -> float:
+        """The pace motion runs at: the host's RATE, or nothing while the safety input holds."""
+        return 0.0 if self._presence_held else self._rate
+
     def _set_rate(self, scale: float) -> None:
-        """Motion from now on runs at `scale` of its planned pace. Pausing also holds the fingers
-        where they are (a hand may be near them); going on sends them on to their target."""
-        if self._motion is not None:       # time so far counts at the old rate
-            self._motion_elapsed += (self._now - self._motion_clock) * self._rate
+        """Motion from now on runs at `scale` of its planned pace."""
+        self._change_pace(lambda: setattr(self, "_rate", scale))
+
+    def _presence(self, now: float, state: HardwareState) -> None:
+        """The safety input holds motion from the tick it sees something until it has been clear
+        for `presence_hold_s`, whatever the host does."""
+        if state.presence:
+            self._presence_seen = now
+        held = now - self._presence_seen < self.config.presence_hold_s
+        if held != self._presence_held:
+            # a hold starts with this tick's set-point equal to the last one, as a guard's stop
+            self._change_pace(lambda: setattr(self, "_presence_held", held), count_tick=not held)
+
+    def _change_pace(self, change, count_tick: bool = True) -> None:
+        """Apply `change` to what sets the pace. Time so far counts at the old pace (without this
+        tick's, unless `count_tick`). Stopping also holds the fingers where they are (a hand may
+        be near them); going on sends them on to their target."""
+        before = self._pace
+        if self._motion is not None:
+            if count_tick:
+                self._motion_elapsed += (self._now - self._motion_clock) * before
             self._motion_clock = self._now
-        if self._gripper_target is not None and (scale == 0.0) != (self._rate == 0.0):
-            width = self._state.gripper_width if scale == 0.0 else self._gripper_target
+        change()
+        after = self._pace
+        if self._gripper_target is not None and (after == 0.0) != (before == 0.0):
+            width = self._state.gripper_width if after == 0.0 else self._gripper_target
             self.hardware.command_gripper(width, self._gripper_force)
             self._gripper_last = (self._now, self._state.gripper_width)
-        self._rate = scale
 
     def _hold(self, event: EventKind | None) -> None:
         """Stop where the set-point is now (zero commanded velocity from this tick)."""
@@ -374,7 +402,7 @@ class DeviceEngine:
             self._emit(Event(event, self._device_us(self._now), traj_id))
 
     def _advance_gripper(self, state: HardwareState) -> None:
-        if self._gripper_target is None or self._rate == 0.0:
+        if self._gripper_target is None or self._pace == 0.0:
             return
         t0, w0 = self._gripper_last
         reached = abs(state.gripper_width - self._gripper_target) < 0.0005
@@ -421,7 +449,8 @@ class DeviceEngine:
                          (Status.HOMING, self._homing), (Status.GUARD_ARMED, self._guard.enabled),
                          (Status.GUARD_TRIPPED, self._guard_tripped), (Status.FAULT, bool(self._fault)),
                          (Status.GRIPPER_MOVING, self._gripper_target is not None),
-                         (Status.PAUSED, self._rate == 0.0), (Status.SLOWED, 0.0 < self._rate < 1.0)):
+                         (Status.PAUSED, self._rate == 0.0), (Status.SLOWED, 0.0 < self._rate < 1.0),
+                         (Status.PRESENCE, self._presence_held)):
             if on:
                 status |= flag
         return status

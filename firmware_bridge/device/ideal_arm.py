@@ -29,12 +29,14 @@ class IdealArm:
         self.force_at: Callable[[np.ndarray], np.ndarray] = lambda q: np.zeros(6)
         self._noise = noise_n
         self._rng = np.random.default_rng(seed)
+        self.presence = False                     # the safety input, as the test sets it
 
     def read(self) -> HardwareState:
         wrench = np.asarray(self.force_at(self.q), float).copy()
         if self._noise:
             wrench[:3] += self._rng.normal(0.0, self._noise, 3)
-        return HardwareState(self.q.copy(), self.qd.copy(), self.gripper_width, wrench)
+        return HardwareState(self.q.copy(), self.qd.copy(), self.gripper_width, wrench,
+                             self.presence)
 
     def command_joints(self, q: np.ndarray) -> None:
         self._target = np.array(q, float)

@@ -40,6 +40,9 @@ RESHIFT = 0.003             # ... and is moved this far away from its neighbour 
 PLACE_TRIES = 4
 DRAG_SEEN = 0.0015          # another block moving this much with a drawn one is seen (m)
 LEFT_OUT = 0.004            # how far the tested_left_out mistake leaves a block out (m)
+# Where the person's hand comes up over the table: their side, beyond the cell's light curtain
+# (-y of the tower), so every reach to the tower crosses it as a real one would.
+PLAYER_REACH = 0.6
 
 
 @dataclass(frozen=True)
@@ -122,7 +125,7 @@ class SimPerson:
     def _reach_in(self, point: np.ndarray, hold_s: float):
         data = self.world.data
         top = self._top_z()
-        start = np.array([point[0], self.world.cell.tower.position[1] - 0.6, point[2]])
+        start = np.array([point[0], self.world.cell.tower.position[1] - PLAYER_REACH, point[2]])
         data.mocap_pos[self._hand] = start
         yield
         n = int(np.ceil(np.linalg.norm(point - start) / (REACH_SPEED * self.world.timestep)))
@@ -449,7 +452,7 @@ class SimPerson:
     def _side_point(self, near: np.ndarray, top: float) -> np.ndarray:
         """Where the person's hand comes into the air over the table: its side of the tower."""
         tx, ty = self.world.cell.tower.position
-        return np.array([near[0], ty - 0.35, top])
+        return np.array([near[0], ty - PLAYER_REACH, top])
 
     def _across_dir(self, layer: int) -> np.ndarray:
         """World direction across `layer`: the tower's y for odd layers, its x for even ones."""

@@ -1,6 +1,6 @@
 """The simulated arm as the firmware sees it: the device engine's hardware interface over the
-simulated world (servo set-points, gripper, wrist sensor), and the device configuration a real
-controller board for this cell would carry."""
+simulated world (servo set-points, gripper, wrist sensor, the light curtain on the safety input),
+and the device configuration a real controller board for this cell would carry."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import numpy as np
 
 from firmware_bridge.device.engine import DeviceConfig, HardwareState
 from firmware_bridge.messages import JointInfo
+from hardware.sim.curtain import LightCurtain
 from hardware.sim.world import SimWorld
 from planning.cell.model import Cell
 
@@ -16,8 +17,9 @@ def device_config(cell: Cell) -> DeviceConfig:
     """The firmware's configuration for this cell: joint limits, speed limits, home pose."""
     joints = tuple(JointInfo(link.q_min, link.q_max, link.speed_max, home)
                    for link, home in zip(cell.arm.links, cell.arm.home))
+    extra = {"presence_hold_s": cell.curtain.hold_s} if cell.curtain else {}
     return DeviceConfig(joints=joints, gripper_stroke=cell.tool.stroke,
-                        force_range_n=cell.tool.sensor_force_range)
+                        force_range_n=cell.tool.sensor_force_range, **extra)
 
 
 class SimHardware:
@@ -28,10 +30,14 @@ class SimHardware:
         model = world.model
         self._finger_acts = world.finger_act
         self._default_force = model.actuator_forcerange[self._finger_acts[0]].copy()
+        curtain = world.cell.curtain
+        self.curtain = LightCurtain(world, curtain) if curtain is not None else None
 
     def read(self) -> HardwareState:
         w = self.world
-        return HardwareState(w.joint_positions(), w.joint_velocities(), w.gripper_width(), w.wrench())
+        presence = self.curtain.broken() if self.curtain is not None else False
+        return HardwareState(w.joint_positions(), w.joint_velocities(), w.gripper_width(), w.wrench(),
+                             presence)
 
     def command_joints(self, q: np.ndarray) -> None:
         self.world.set_joint_targets(q)

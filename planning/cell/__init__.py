@@ -1,8 +1,8 @@
 """The robot cell: typed description (model) and the cell-file loader."""
 
 from planning.cell.loader import CellError, load_cell, parse_cell
-from planning.cell.model import (Arm, BlockSet, Camera, Capsule, Cell, DHLink, Spread, Tool,
-                                 TowerPlacement)
+from planning.cell.model import (Arm, BlockSet, Camera, Capsule, Cell, Curtain, DHLink, Spread,
+                                 Tool, TowerPlacement)
 
 __all__ = ["CellError", "load_cell", "parse_cell", "Arm", "BlockSet", "Camera", "Capsule", "Cell",
-           "DHLink", "Spread", "Tool", "TowerPlacement"]
+           "Curtain", "DHLink", "Spread", "Tool", "TowerPlacement"]

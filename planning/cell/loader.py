@@ -8,13 +8,15 @@ from __future__ import annotations
 
 import math
 import tomllib
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from planning.cell.model import (Arm, BlockSet, Camera, Capsule, Cell, DHLink, Spread, Tool,
-                                 TowerPlacement)
+from planning.cell.model import (Arm, BlockSet, Camera, Capsule, Cell, Curtain, DHLink, Spread,
+                                 Tool, TowerPlacement)
 
 MM = 1e-3
+MS = 1e-3
 DEG = math.pi / 180.0
 
 
@@ -119,6 +121,8 @@ def parse_cell(data: dict, source: str = "<cell>") -> Cell:
         blocks=_blocks(top.table_of("blocks")),
         source=source,
     )
+    if "curtain" in data:
+        cell = replace(cell, curtain=_curtain(top.table_of("curtain"), cell))
     return cell
 
 
@@ -208,6 +212,29 @@ def _cameras(top: _Reader) -> tuple[Camera, ...]:
 def _tower(r: _Reader) -> TowerPlacement:
     return TowerPlacement(position=r.vector("position_m", 2, -5, 5),
                           yaw=r.number("yaw_deg", -180, 180) * DEG)
+
+
+def _curtain(r: _Reader, cell: Cell) -> Curtain:
+    start, end = r.vector("start_m", 2, -5, 5), r.vector("end_m", 2, -5, 5)
+    if math.dist(start, end) < 0.1:
+        r.fail("end_m", list(end), "allowed a post at least 0.1 m from start_m")
+    low = r.number("lowest_beam_mm", 5, 500) * MM
+    high = r.number("highest_beam_mm", low / MM, 3000) * MM
+    curtain = Curtain(start, end, low, high,
+                      beam_spacing=r.number("beam_spacing_mm", 5, 100) * MM,
+                      scan_period=r.number("response_ms", 1, 100) * MS,
+                      hold_s=r.number("hold_ms", 0, 5000) * MS,
+                      keep_out=r.number("keep_out_mm", 0, 500) * MM)
+    if curtain.tower_side(cell.tower.position) < 0:      # the tower on the positive side
+        curtain = replace(curtain, start=end, end=start)
+    reach = cell.blocks.length.high / 2 * math.sqrt(2)
+    if curtain.tower_side(cell.tower.position) < reach:
+        r.fail("start_m", list(start), f"allowed a line at least {reach:.3f} m from the tower's "
+                                       f"centre (its footprint's half-diagonal)")
+    if curtain.tower_side(cell.arm.base_position) < curtain.keep_out:
+        r.fail("start_m", list(start), "allowed a line with the arm's base on the tower's side, "
+                                       "keep_out_mm from it")
+    return curtain
 
 
 def _spread(r: _Reader, key: str, low: float, high: float, scale: float) -> Spread:

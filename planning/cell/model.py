@@ -166,6 +166,46 @@ class TowerPlacement:
 
 
 @dataclass(frozen=True)
+class Curtain:
+    """A safety light curtain along the players' side of the table, wired to the arm controller's
+    safety input: a vertical plane of beams from post `start` to post `end` (world x, y), from
+    `low` to `high` above the table. The arm is held while a beam is broken and for `hold_s`
+    after they are all clear again; the planner keeps every part of the arm `keep_out` on the
+    tower's side of it, so the robot never breaks it itself."""
+
+    start: tuple[float, float]      # world x, y of one post, m
+    end: tuple[float, float]        # the other post
+    low: float                      # m above the table: the lowest beam
+    high: float                     # the highest
+    beam_spacing: float             # m between beams
+    scan_period: float              # s between scans of the beams (the curtain's response time)
+    hold_s: float                   # s every beam stays clear before the arm goes on
+    keep_out: float                 # m the arm keeps from the curtain's plane
+
+    def beams(self) -> list[tuple[tuple[float, float, float], tuple[float, float, float]]]:
+        """Every beam as (start, end) points in the world, bottom up."""
+        count = int((self.high - self.low) / self.beam_spacing + 1e-9) + 1
+        heights = [self.low + i * self.beam_spacing for i in range(count)]
+        return [((*self.start, z), (*self.end, z)) for z in heights]
+
+    def plane(self) -> tuple[tuple[float, float], float]:
+        """The curtain's plane as a unit normal (x, y) toward the tower's side and an offset:
+        a point p lies `normal . p - offset` (m) on the tower's side (the loader orders the posts
+        so that the tower's side is the positive one)."""
+        (x0, y0), (x1, y1) = self.start, self.end
+        nx, ny = y0 - y1, x1 - x0
+        norm = (nx * nx + ny * ny) ** 0.5
+        nx, ny = nx / norm, ny / norm
+        return (nx, ny), nx * x0 + ny * y0
+
+    def tower_side(self, point) -> float:
+        """Signed distance (m) of a world point (x, y, ...) from the curtain's plane: positive on
+        the tower's side, negative on the players'."""
+        (nx, ny), offset = self.plane()
+        return nx * point[0] + ny * point[1] - offset
+
+
+@dataclass(frozen=True)
 class Cell:
     name: str
     arm: Arm
@@ -174,6 +214,7 @@ class Cell:
     tower: TowerPlacement
     blocks: BlockSet
     source: str = ""                # the file it came from, for messages
+    curtain: Curtain | None = None  # the players' side light curtain, if the cell has one
 
     def camera(self, name: str) -> Camera:
         for cam in self.cameras:

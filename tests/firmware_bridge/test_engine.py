@@ -314,3 +314,48 @@ def test_a_rate_outside_zero_to_one_is_refused_and_one_is_taken_in_a_fault(bench
     assert bench.reply(seq).reason == m.Reason.MALFORMED        # and the sequence waits for it
     bench.command(m.EStop())
     assert isinstance(bench.command(m.Rate(0.0)), m.Ack)           # pausing moves nothing
+
+
+def test_the_safety_input_holds_motion_in_its_tick_until_clear_for_the_hold(bench):
+    bench.ready()
+    hold = bench.engine.config.presence_hold_s
+    start = bench.engine.setpoint
+    times, pos = ramp(start, np.full(6, 0.2), 0.5)
+    bench.load(7, times, pos)
+    bench.command(m.TrajRun(7))
+    _run_for(bench, 100)
+    bench.arm.presence = True                         # a hand breaks a beam
+    before = bench.engine.setpoint
+    bench.tick()                                      # the very tick that reads it
+    held = bench.engine.setpoint
+    assert np.array_equal(held, before)
+    bench.tick(4)                                     # the next telemetry says why
+    assert m.Status.PRESENCE in _status(bench) and m.Status.PAUSED not in _status(bench)
+    _run_for(bench, 300)
+    assert np.array_equal(bench.engine.setpoint, held)
+    bench.arm.presence = False                        # gone: the arm waits out the hold
+    cleared = bench.t
+    while m.Status.PRESENCE in _status(bench):
+        if bench.t - cleared < hold - 0.002:
+            assert np.array_equal(bench.engine.setpoint, held)   # not a tick of motion
+        bench.tick(2)
+        bench.send(m.Heartbeat())
+    assert bench.t - cleared == pytest.approx(hold, abs=0.01)
+    while not bench.events(m.EventKind.TRAJ_DONE):       # then on from where it stopped
+        _run_for(bench, 50)
+    assert np.allclose(bench.engine.setpoint, pos[-1], atol=1e-6) and not bench.engine.fault
+
+
+def test_the_safety_input_holds_the_fingers_and_outlasts_a_rate_the_host_sets(bench):
+    bench.ready()
+    bench.command(m.Gripper(0.04, 10.0))
+    _run_for(bench, 100)
+    bench.arm.presence = True
+    bench.tick()
+    width = bench.arm.gripper_width
+    assert isinstance(bench.command(m.Rate(1.0)), m.Ack)   # the host cannot override it
+    _run_for(bench, 300)
+    assert bench.arm.gripper_width == pytest.approx(width, abs=2e-4)
+    bench.arm.presence = False
+    _run_for(bench, int(bench.engine.config.presence_hold_s * 1000) + 500)
+    assert bench.arm.gripper_width == pytest.approx(0.04, abs=1e-6)

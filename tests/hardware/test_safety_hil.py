@@ -61,3 +61,26 @@ def test_a_hand_in_the_workspace_pauses_the_arm_until_it_has_gone(cell, default_
         entered = server.person.entered_t
         assert entered is not None and pause.device_t > entered
         assert pause.frame_t >= entered - 0.05                # seen in a frame after it came in
+
+
+def test_a_hand_crossing_the_light_curtain_holds_the_arm_before_it_reaches_the_workspace(
+        cell, default_cell):
+    server, link = cell
+    held = []
+    link.arm.on_telemetry(lambda t: held.append(t.device_time)
+                          if Status.PRESENCE in Status(t.status) else None)
+    q0 = np.array(link.arm.telemetry().q_set)
+    times = np.linspace(0.0, 8.0, 50)
+    goal = q0 + np.outer(np.linspace(0.0, 1.0, 50), [0, 0, 0, 0, 0, -1.0])
+    handle = link.arm.follow(times, goal, wait=False)    # no monitor: the device alone
+    x, y = default_cell.tower.position
+    point = np.array([x, y - 0.10, 0.20])
+    server.locked(lambda world, engine: server.person.start_reach(point, hold_s=1.0))
+    _wait(lambda: server.person.state != "playing", 30.0)
+    entered = server.person.entered_t
+    assert held and entered is not None and held[0] < entered     # held before it got there
+    during = link.arm.wait_for(lambda t: t.device_time > held[0] + 0.2, 5.0)
+    assert Status.PRESENCE in Status(during.status) and Status.PAUSED not in Status(during.status)
+    result = link.arm.wait_motion(handle)
+    assert result.outcome == "done" and np.allclose(result.q, goal[-1], atol=0.01)
+    assert Status.PRESENCE not in Status(link.arm.telemetry().status)
