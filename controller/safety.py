@@ -37,6 +37,10 @@ CLEAR_S = 0.5             # world time both zones stay clear before the arm goes
 ARM_GROW = 0.04           # m added to each link's radius: the arm moves between frame and reading
 TOOL_GROW = 0.09          # the tool may carry a block sticking 60 mm out of its fingers
 POLL_S = 0.004
+# Per level: the arm's pace, the event that reports the change, the status that shows it taken.
+# After a fall the arm only retracts, and slowly: blocks may still be falling.
+LEVELS = {"clear": (1.0, "resume", Status(0)), "near": (SLOW_RATE, "slow", Status.SLOWED),
+          "inside": (0.0, "pause", Status.PAUSED), "fallen": (SLOW_RATE, "fall", Status.SLOWED)}
 LOOK_AFTER_S = 2.0        # world time something has stayed in the workspace before a look
 DROPPED_RADIUS = 0.07     # m around a marker seen on the table: the block that carries it
 
@@ -183,14 +187,12 @@ class SafetyMonitor:
         if level == self.level:
             return
         arm = self.link.arm
-        # after a fall the arm only retracts, and slowly: blocks may still be falling
-        rate = {"inside": 0.0, "near": SLOW_RATE, "clear": 1.0, "fallen": SLOW_RATE}[level]
+        rate, kind, _ = LEVELS[level]
         if arm is not None:
             arm.set_rate(rate)
         self.level = level
         if frame_t is None or arm is None:
             return
-        kind = {"inside": "pause", "near": "slow", "clear": "resume", "fallen": "fall"}[level]
         self._report(kind, frame_t, self._paced_at(level), camera, fraction)
 
     def _report(self, kind: str, frame_t: float, device_t: float, camera: str | None,
@@ -202,8 +204,7 @@ class SafetyMonitor:
 
     def _paced_at(self, level: str) -> float:
         """Device time of the first reading at the new pace."""
-        wanted = {"inside": Status.PAUSED, "near": Status.SLOWED, "clear": Status(0),
-                  "fallen": Status.SLOWED}[level]
+        wanted = LEVELS[level][2]
         paced = Status.PAUSED | Status.SLOWED
         return self.link.arm.wait_for(lambda t: Status(t.status) & paced == wanted, 1.0).device_time
 
