@@ -23,7 +23,7 @@ from controller.match_turns import SAME_MOVE
 from controller.referee import calls_of_one_move, judge_seen_move
 from controller.retract import retract
 from controller.safety import CLEAR_S, SafetyEvent, SafetyMonitor
-from controller.turn import ProbeRecord, RobotTurn, TurnError, TurnReport
+from controller.turn import ProbeRecord, RobotTurn, TurnError
 from perception.observation import PerceptionError, TowerObservation
 from planning.kinematics import ArmModel
 from planning.motion.planner import MotionPlanner
@@ -59,7 +59,6 @@ class MatchRunner:
         self.robot.halted = lambda: "the tower fell" if self.monitor.fell_t is not None else None
         self.monitor = SafetyMonitor(link, ArmModel(link.cell), on_event=self._safety)
         self.seen: TowerObservation | None = None
-        self.reports: list[TurnReport] = []
         self._told = False                  # the person has been told it is their turn
 
     # --- the match ---------------------------------------------------------------------------------
@@ -168,7 +167,6 @@ class MatchRunner:
             return
         finally:
             self.monitor.arm_at_work = False
-        self.reports.append(report)
         released = self._match_t(report.released_at)
         touched = next((self._match_t(t) for probe in report.probes for t, f in probe.trace
                         if f > TOUCH_N), released)
