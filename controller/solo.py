@@ -11,6 +11,7 @@ from firmware_bridge.errors import ArmError
 from perception.observation import PerceptionError
 from planning.motion.planner import MotionPlanner
 from planning.motion.plans import PlanError
+from planning.policies import Policy
 from planning.rules import RuleOptions
 
 
@@ -31,9 +32,11 @@ class SoloResult:
 
 
 def play_solo(link: CellLink, turns: int, options: RuleOptions = RuleOptions(),
-              on_turn: Callable[[TurnReport], None] | None = None) -> SoloResult:
+              on_turn: Callable[[TurnReport], None] | None = None,
+              policy: Policy | None = None) -> SoloResult:
+    """`policy`: how blocks are chosen (planning/policies.py; the robot's own by default)."""
     planner = MotionPlanner(link.cell)
-    robot = RobotTurn(link, planner, options)
+    robot = RobotTurn(link, planner, options, policy)
     result = SoloResult()
     for number in range(1, turns + 1):
         try:

@@ -14,21 +14,20 @@ import numpy as np
 from controller.cell_link import CellLink
 from firmware_bridge.client import MotionResult
 from perception.observation import PerceptionError, TowerObservation
-from planning.looseness import LoosenessBelief, ProbeOutcome, probe_threshold_n
+from planning.looseness import LoosenessBelief, ProbeOutcome
 from planning.motion.planner import (PLACE_GUARD_N, PLACE_OVERHANG, PULL_SPEED, PUSH_THROUGH, STANDOFF,
                                      MotionPlanner)
 from planning.motion.plans import ForceGuard, GripStep, MotionPlan, MoveStep, PlanError
 from planning.motion.trajectory import time_path
 from planning.rules import RuleOptions, check_move
 from planning.stability import BlockDims
-from planning.strategy import (RESTORE_M, after_probe, best_probed, next_probe, placement_guards,
-                               placement_slot, rank, set_down_ends)
+from planning.policies import JAM_N, NoBlock, Policy, TurnView
+from planning.strategy import RESTORE_M, placement_guards, placement_slot, set_down_ends
 from planning.tower import SLOTS, across_index, layer_axis
 
 PROBE_DEPTH = 0.005          # a test push moves the block at most this far
 PROBE_SPEED = 0.002          # m/s
 PUSH_SPEED = 0.008
-JAM_N = 3.0                  # a block that needs more than this to push through is jammed
 # A pull that needs more than this drags the tower: in 23 legal pulls of the simulated cell the
 # drag peaked at 0.6-1.8 N (start transients included) with medians under 0.5 N; the one pull that
 # toppled the tower ran at a median of 1.6 N and 2.6 N at its 90th percentile. A guard at 2 N also
@@ -103,16 +102,16 @@ class TurnReport:
 
 
 class RobotTurn:
-    def __init__(self, link: CellLink, planner: MotionPlanner, options: RuleOptions = RuleOptions()):
+    def __init__(self, link: CellLink, planner: MotionPlanner, options: RuleOptions = RuleOptions(),
+                 policy: Policy | None = None):
         self.link = link
         self.arm = link.arm
         self.planner = planner
         self.options = options
         b = link.cell.blocks
         self.dims = BlockDims(b.length.mean, b.width.mean, b.height.mean, b.mass.mean)
-        self.limits: dict[tuple[int, int], float] = {}   # safe push force per candidate, N
-        # per candidate, the chance that the block across its pulled end is unloaded
-        self.rider_p: dict[tuple[int, int], float] = {}
+        self.policy = policy or Policy()      # how blocks are chosen (planning/policies.py)
+        self.chooser = None                   # this turn's
         self.stiffness = link.cell.tool.fingertip_stiffness
         # Blocks whose pull dragged the tower, in any turn of this game: in the simulated cell the
         # same blocks dragged at every pull, turn after turn.
@@ -146,8 +145,6 @@ class RobotTurn:
         belief = self._belief(state, obs)
         offsets = _protrusions(obs)
         layers = state.top_layer + 1
-        self.limits = {}
-        self.rider_p = {}
         pull = None
         while pull is None:
             with clock("probe"):
@@ -215,30 +212,27 @@ class RobotTurn:
     def _choose(self, state, belief: LoosenessBelief, obs, offsets, layers: int,
                 report: TurnReport) -> tuple[int, int]:
         """Probe candidates until one is pushed through; returns it."""
+        self.chooser = chooser = self.policy.turn(TurnView(
+            state, belief, self.dims, self.options, offsets, self.planner.tower.front_end))
         chosen = None
-        tried: set = set()
         while chosen is None:
-            candidates = rank(state, belief, self.dims, self.options, exclude=tried | belief.stuck,
-                              offsets=offsets, pulled_end=self.planner.tower.front_end)
-            if not candidates:
-                best = best_probed(belief, self.rider_p)
-                if best is None:
-                    raise TurnError("no stable, reachable block would come out")
-                chosen = self._re_engage(best, obs, layers, belief)
-                continue
-            self.limits.update({c.source: c.push_limit_n for c in candidates})
-            self.rider_p.update({c.source: c.rider_p for c in candidates})
-            candidate = next_probe(candidates).source
-            tried.add(candidate)
             try:
-                outcome, record, plan = self._probe(candidate, obs, layers, state.top_layer)
+                step = chooser.next_step()
+            except NoBlock as exc:
+                raise TurnError(str(exc)) from None
+            candidate = step.source
+            if step.kind == "take":
+                chosen = self._re_engage(candidate, obs, layers, belief)
+                continue
+            try:
+                outcome, record, plan = self._probe(candidate, obs, layers, step.guard_n)
             except PlanError:
                 continue
             record.p_loose = belief.update(outcome)
             report.probes.append(record)
             if self.on_probe is not None:
                 self.on_probe(record)
-            decision = after_probe(belief, outcome, len(report.probes), self.rider_p)
+            decision = chooser.probed(outcome, len(report.probes))
             # the no-testing variant: a block the probe moved is the one to take
             must_take = self.options.no_testing and outcome.travel_m > RESTORE_M
             if decision.action == "take" or must_take:
@@ -266,13 +260,13 @@ class RobotTurn:
         if pull is None:
             report.gave_up(source, "approach", 0.0, report.touches[-1]["force_n"])
             self._restore(source, obs, PUSH_THROUGH, layers)
-            belief.jammed(source)
+            self._rule_out(source, belief)
             return None
         if not self._draw(pull, source, into, layers, report):
             self.dragged.add(source)
             drawn = report.let_go[-1]["drawn_mm"] / 1000
             self._let_go(source, obs, PUSH_THROUGH + max(drawn, 0.0), pull.frame, into, layers)
-            belief.jammed(source)
+            self._rule_out(source, belief)
             return None
         self._check_held()
         return pull
@@ -385,11 +379,10 @@ class RobotTurn:
 
     # --- probing ------------------------------------------------------------------------------
 
-    def _probe(self, source, obs: TowerObservation, layers: int, top: int):
+    def _probe(self, source, obs: TowerObservation, layers: int, threshold: float):
         layer, slot = source
         end = -self.planner.tower.front_end(layer)        # push from the back
         protrusion = self._end_protrusion(source, obs, end)
-        threshold = min(probe_threshold_n(layer, top), self.limits.get(source, np.inf))
         plan = self.planner.push(self._q(), layer, slot, PROBE_DEPTH, tower_layers=layers, end=end,
                                  protrusion=protrusion, speed=PROBE_SPEED, guard_n=threshold,
                                  retreat=False, through=PUSH_THROUGH,
@@ -428,7 +421,7 @@ class RobotTurn:
         self._retreat(probe_plan, layers, "back_out")
         if not jammed:
             return True
-        belief.jammed(source)
+        self._rule_out(source, belief)
         if moved > RESTORE_M:
             self._restore(source, obs, moved, layers)
         return False
@@ -574,9 +567,17 @@ class RobotTurn:
         return (b - a) / np.linalg.norm(b - a)
 
     def _jam_n(self, source) -> float:
-        """Force at which pushing a block through gives up: the jam limit, or less where the tower
-        would tip sooner."""
-        return min(JAM_N, self.limits.get(source, np.inf))
+        """Force at which pushing a block through gives up: the policy's jam limit (less where
+        the tower would tip sooner)."""
+        return self.chooser.jam_n(source) if self.chooser is not None else JAM_N
+
+    def _rule_out(self, source, belief: LoosenessBelief) -> None:
+        """`source` would not come out (it jammed, or its pull dragged the tower): not again
+        this turn."""
+        if self.chooser is not None:
+            self.chooser.jammed(source)
+        else:
+            belief.jammed(source)
 
     def _force_along(self, direction) -> float:
         return float(np.asarray(self.arm.telemetry().wrench[:3]) @ np.asarray(direction, float))

@@ -145,21 +145,27 @@ def placement_guards(tower: TowerState, dims: BlockDims, target: tuple[int, int]
 
 def rank(tower: TowerState, belief: LoosenessBelief, dims: BlockDims,
          options: RuleOptions = RuleOptions(), exclude: set | None = None,
-         offsets: dict | None = None, pulled_end: Callable[[int], int] | None = None
-         ) -> list[Candidate]:
+         offsets: dict | None = None, pulled_end: Callable[[int], int] | None = None,
+         statics: dict | None = None) -> list[Candidate]:
     """Stable legal candidates, most promising first. `pulled_end(layer)`: the end (+1 or -1
-    along the layer's axis) its blocks are pulled out by; without it riders are not looked for."""
+    along the layer's axis) its blocks are pulled out by; without it riders are not looked for.
+    `statics`: a dict kept between calls on the same tower and offsets (one turn), in which each
+    source's stability margin and safe push force are remembered: they cost most of the ranking
+    and only the belief changes between the calls."""
     exclude = exclude or set()
+    statics = {} if statics is None else statics
     target = placement_slot(tower, dims)
     out = []
     for source in legal_sources(tower, options):
         if source in exclude or source[0] < LOWEST_LAYER:
             continue
-        margin = removal_margin(tower, dims, source, target, offsets)
-        if margin < MIN_MARGIN_MM:
-            continue
-        limit = PUSH_SAFETY * push_limit_n(tower, dims, source, offsets) if dims.mass > 0 else np.inf
-        if limit < MIN_PUSH_N:
+        if source not in statics:
+            margin = removal_margin(tower, dims, source, target, offsets)
+            limit = PUSH_SAFETY * push_limit_n(tower, dims, source, offsets) \
+                if dims.mass > 0 and margin >= MIN_MARGIN_MM else np.inf
+            statics[source] = margin, limit
+        margin, limit = statics[source]
+        if margin < MIN_MARGIN_MM or limit < MIN_PUSH_N:
             continue
         rider_at, rider_p = (None, 0.0) if pulled_end is None else \
             _rider(tower, belief, source, pulled_end(source[0]))

@@ -13,22 +13,34 @@ from pathlib import Path
 from controller.commands.cell_cmd import load
 from controller.commands.common import CommandError
 from controller.commands.progress import Progress
+from controller.bench.game import DEFAULT_MAX_TURNS
 from hardware.cells import DEFAULT_CELL
+from planning.policies import POLICIES
 
-SUITES = ("link", "sim", "perception", "safety")
+SUITES = ("game", "link", "sim", "perception", "safety")
 
 
 def register(commands: argparse._SubParsersAction) -> None:
-    bench = commands.add_parser("bench", help="benchmarks: link, sim, perception, safety")
+    bench = commands.add_parser("bench", help="benchmarks: game, link, sim, perception, safety")
     bench.add_argument("--suite", required=True, choices=SUITES + ("all",))
     bench.add_argument("--json", metavar="FILE", help="write the figures as JSON")
     bench.add_argument("--cell", default=str(DEFAULT_CELL), metavar="FILE")
-    bench.add_argument("--seeds", type=int, default=3, help="towers for the sim suite (default 3)")
+    bench.add_argument("--seeds", type=int, default=3,
+                       help="towers for the sim suite, games per policy for the game suite (default 3)")
     bench.add_argument("--first-seed", type=int, default=1)
     bench.add_argument("--scenes", type=int, default=50, help="scenes for the perception suite "
                        "(default %(default)s; every fifth is knocked over)")
     bench.add_argument("--reaches", type=int, default=10,
                        help="hands reaching into the workspace for the safety suite (default %(default)s)")
+    bench.add_argument("--max-turns", type=int, default=None,
+                       help=f"game suite: the move cap of a game (default {DEFAULT_MAX_TURNS})")
+    bench.add_argument("--policies", default=",".join(POLICIES),
+                       help="game suite: which policies, comma-separated (default: all three)")
+    bench.add_argument("--full", action="store_true",
+                       help="game suite: play through the product's whole pipeline (sim serve, serial "
+                       "pty, camera streams), in real time, instead of the fast mode")
+    bench.add_argument("--jobs", type=int, default=os.cpu_count() or 1,
+                       help="game suite, fast mode: games played at once (default: one per core)")
     bench.set_defaults(run=run_bench)
 
 
@@ -39,13 +51,20 @@ def machine() -> dict:
 
 def run_bench(args: argparse.Namespace) -> int:
     suites = SUITES if args.suite == "all" else (args.suite,)
-    if args.seeds < 1 or args.scenes < 1 or args.reaches < 1:
-        raise CommandError("--seeds, --scenes and --reaches must be at least 1")
+    if args.seeds < 1 or args.scenes < 1 or args.reaches < 1 or args.jobs < 1:
+        raise CommandError("--seeds, --scenes, --reaches and --jobs must be at least 1")
+    if args.max_turns is not None and args.max_turns < 1:
+        raise CommandError("--max-turns must be at least 1")
+    unknown = set(args.policies.split(",")) - set(POLICIES)
+    if unknown:
+        raise CommandError(f"unknown policy {', '.join(sorted(unknown))}; known: {', '.join(POLICIES)}")
     report = {"machine": machine(), "suites": {}}
     tables = []
     for suite in suites:
         started = time.monotonic()
-        if suite == "link":
+        if suite == "game":
+            figures, table = _game(args)
+        elif suite == "link":
             figures, table = _link()
         elif suite == "perception":
             figures, table = _perception(args)
@@ -62,6 +81,27 @@ def run_bench(args: argparse.Namespace) -> int:
                                               indent=2) + "\n")
     print("\n\n".join(tables))
     return 0
+
+
+GAME_COLUMNS = ("stories_median", "stories_max", "blocks_moved_median", "extraction_success",
+                "probes_per_turn", "turn_time_s_median", "falls_by_cause")
+
+
+def _game(args: argparse.Namespace) -> tuple[dict, str]:
+    from controller.bench.game import measure
+    seeds = list(range(args.first_seed, args.first_seed + args.seeds))
+    policies = tuple(p for p in POLICIES if p in args.policies.split(","))
+    figures = measure(args.cell, seeds, args.max_turns or DEFAULT_MAX_TURNS, full=args.full,
+                      policies=policies, jobs=args.jobs, progress=Progress("bench game"))
+    lines = [f"### game ({figures['mode']} mode, seeds {seeds[0]}-{seeds[-1]}, "
+             f"at most {figures['max_turns']} turns, wall {figures['wall_s']} s)", "",
+             "| policy | " + " | ".join(GAME_COLUMNS) + " |",
+             "| --- |" + " --- |" * len(GAME_COLUMNS)]
+    for name, row in figures["policies"].items():
+        cells = [", ".join(f"{k} {v}" for k, v in row[c].items()) or "none" if isinstance(row[c], dict)
+                 else str(row[c]) for c in GAME_COLUMNS]
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    return figures, "\n".join(lines)
 
 
 def _link() -> tuple[dict, str]:

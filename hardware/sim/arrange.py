@@ -15,6 +15,7 @@ import mujoco
 import numpy as np
 
 from hardware.sim.ground_truth import GroundTruth
+from hardware.sim.scenes import set_block
 from hardware.sim.world import SavedState, SimWorld
 from planning.tower import TowerState, layer_axis
 
@@ -55,7 +56,7 @@ def arrange_tower(world: SimWorld, fresh: SavedState, tower: TowerState) -> list
         centre = truth.to_world(local)
         centre[2] = top + spec.height / 2 + DROP
         yaw = world.cell.tower.yaw + (0.0 if along_x else np.pi / 2)
-        _put(world, spec.index, centre, yaw)
+        set_block(world, spec.index, centre, yaw)
         by_slot[(layer, slot)] = spec.index
         moved.append((spec.index, layer))
     mujoco.mj_forward(world.model, world.data)
@@ -65,13 +66,3 @@ def arrange_tower(world: SimWorld, fresh: SavedState, tower: TowerState) -> list
 def _top_z(world: SimWorld, block: int) -> float:
     spec = next(b for b in world.blocks if b.index == block)
     return float(world.data.xpos[world.block_body[block]][2]) + spec.height / 2
-
-
-def _put(world: SimWorld, block: int, centre: np.ndarray, yaw: float) -> None:
-    model, data = world.model, world.data
-    joint = model.body_jntadr[world.block_body[block]]
-    adr, dof = model.jnt_qposadr[joint], model.jnt_dofadr[joint]
-    data.qpos[adr:adr + 3] = centre
-    data.qpos[adr + 3:adr + 7] = [np.cos(yaw / 2), 0.0, 0.0, np.sin(yaw / 2)]
-    data.qvel[dof:dof + 6] = 0.0
-    mujoco.mj_forward(model, data)

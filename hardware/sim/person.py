@@ -20,6 +20,7 @@ import numpy as np
 
 from hardware.sim.ground_truth import GroundTruth
 from hardware.sim.mjcf import PERSON_FINGER_LENGTH, PERSON_FINGER_RADIUS, PERSON_PARK
+from hardware.sim.placing import across_dir, placement_centre, slot_world
 from hardware.sim.world import SimWorld
 from planning.rules import legal_sources, placement_target
 from planning.tower import TowerState
@@ -34,7 +35,6 @@ ABOVE = 0.08                # moves over the tower this far above its top (m)
 DROP = 0.0015               # a block is let go this far above its resting height (m)
 MOVED = 0.001               # a tested block moved more than this must go back (m)
 TOUCH_N = 0.3               # a block being set down has met the tower
-NEIGHBOUR_GAP = 0.001       # left between a placed block and its neighbour (m)
 HIGH_CONTACT = 0.004        # a block met this far above its rest sits on something (m)
 RESHIFT = 0.003             # ... and is moved this far away from its neighbour to try again (m)
 PLACE_TRIES = 4
@@ -424,16 +424,7 @@ class SimPerson:
 
     def _hold(self, body: int) -> None:
         """Close the hand on `body`: weld it where it is relative to the hand."""
-        m, data = self.world.model, self.world.data
-        mujoco.mj_forward(m, data)
-        hand_rot = data.xmat[self._hand_body].reshape(3, 3)
-        rel = hand_rot.T @ (data.xpos[body] - data.xpos[self._hand_body])
-        quat = np.zeros(4)
-        mujoco.mju_mat2Quat(quat, (hand_rot.T @ data.xmat[body].reshape(3, 3)).flatten())
-        m.eq_obj2id[self._grip] = body
-        m.eq_data[self._grip, 3:6] = rel
-        m.eq_data[self._grip, 6:10] = quat
-        data.eq_active[self._grip] = 1
+        weld(self.world, self._grip, self._hand_body, body)
 
     def _release(self) -> None:
         self.world.data.eq_active[self._grip] = 0
@@ -455,8 +446,7 @@ class SimPerson:
         return np.array([near[0], ty - PLAYER_REACH, top])
 
     def _across_dir(self, layer: int) -> np.ndarray:
-        """World direction across `layer`: the tower's y for odd layers, its x for even ones."""
-        return self.truth.world_direction([0.0, 1.0, 0.0] if layer % 2 == 1 else [1.0, 0.0, 0.0])
+        return across_dir(self.truth, layer)
 
     def _away_from_neighbour(self, layer: int, block: int, across: np.ndarray) -> float:
         """+1 or -1 along `across`: away from the nearest other block of the layer."""
@@ -468,37 +458,25 @@ class SimPerson:
         return -1.0 if (self.world.data.xpos[self.world.block_body[nearest]] - here) @ across > 0 else 1.0
 
     def _placement_centre(self, layer: int, slot: int, block: int) -> np.ndarray:
-        """Where a person sets the block down: on the layer below as it really is, beside the
-        blocks already in the layer with a millimetre between them, else on the slot's centre."""
-        centre, _ = self._slot_world(layer, slot)
-        width = self._spec(block).width
-        across_dir = self._across_dir(layer)
-        base = self.truth.to_world(np.zeros(3))
-        across = float((centre - base) @ across_dir)
-        for other in range(3):
-            neighbour = self.truth.block_at(layer, other) if other != slot else None
-            if neighbour is None:
-                continue
-            at = float((self.world.data.xpos[self.world.block_body[neighbour]] - base) @ across_dir)
-            half_sum = (width + self._spec(neighbour).width) / 2
-            gap = half_sum + NEIGHBOUR_GAP
-            across = max(across, at + gap) if other < slot else min(across, at - gap)
-        below = [self.world.data.xpos[self.world.block_body[b]][2]
-                 for s in range(3) if (b := self.truth.block_at(layer - 1, s)) is not None]
-        height = self.world.cell.blocks.height.mean
-        z = (max(below) if below else (layer - 1.5) * height) + height
-        return centre + across_dir * (across - float((centre - base) @ across_dir)) + \
-            np.array([0.0, 0.0, z - centre[2]])
+        return placement_centre(self.truth, layer, slot, block)
 
     def _slot_world(self, layer: int, slot: int) -> tuple[np.ndarray, float]:
-        """Centre (world, m) of a slot's block at rest, and the yaw (world) of its axis."""
-        cell = self.world.cell
-        height, width = cell.blocks.height.mean, cell.blocks.width.mean
-        along_x = layer % 2 == 1
-        across = (slot - 1) * width
-        z = (layer - 0.5) * height
-        local = [0.0, across, z] if along_x else [across, 0.0, z]
-        return self.truth.to_world(local), cell.tower.yaw + (0.0 if along_x else np.pi / 2)
+        return slot_world(self.truth, layer, slot)
+
+
+def weld(world: SimWorld, grip: int, hand_body: int, body: int) -> None:
+    """Switch on the weld `grip` between `hand_body` and `body`, holding `body` where it is now
+    relative to the hand."""
+    m, data = world.model, world.data
+    mujoco.mj_forward(m, data)
+    hand_rot = data.xmat[hand_body].reshape(3, 3)
+    rel = hand_rot.T @ (data.xpos[body] - data.xpos[hand_body])
+    quat = np.zeros(4)
+    mujoco.mju_mat2Quat(quat, (hand_rot.T @ data.xmat[body].reshape(3, 3)).flatten())
+    m.eq_obj2id[grip] = body
+    m.eq_data[grip, 3:6] = rel
+    m.eq_data[grip, 6:10] = quat
+    data.eq_active[grip] = 1
 
 
 def _overlaps_square(points: np.ndarray, axes: np.ndarray, half: float) -> bool:

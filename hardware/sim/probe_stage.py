@@ -25,6 +25,7 @@ class ProbeResult:
     others_moved: float      # largest displacement of any other block (m)
     forces_n: np.ndarray     # force trace at every step
     times: np.ndarray
+    tripped: bool = False    # the push stopped at its guard force
 
 
 class ProbeStage:
@@ -36,15 +37,23 @@ class ProbeStage:
         model = world.model
         self._mocap = model.body_mocapid[model.body("probe_stage").id]
         self._spring = model.jnt_qposadr[model.joint("probe_spring").id]
+        self._spring_dof = model.jnt_dofadr[model.joint("probe_spring").id]
         self._tip_length = 0.03
         self.park()
 
     def park(self) -> None:
-        self.world.data.mocap_pos[self._mocap] = PARK
+        """Away from the tower, the tip at rest: a tip left pressed in by the last push would
+        otherwise read that force at the start of the next."""
+        data = self.world.data
+        data.mocap_pos[self._mocap] = PARK
+        data.qpos[self._spring] = 0.0
+        data.qvel[self._spring_dof] = 0.0
 
-    def push(self, block: int, depth: float, speed: float, end: int = 1) -> ProbeResult:
+    def push(self, block: int, depth: float, speed: float, end: int = 1,
+             guard_n: float = np.inf) -> ProbeResult:
         """Drive the tip onto the block's `end` face and on by `depth` (m) at `speed` (m/s),
-        pushing the block toward its other end; then park. Returns the force record."""
+        pushing the block toward its other end, stopping early when the tip feels `guard_n`;
+        then park. Returns the force record."""
         world = self.world
         data = world.data
         self.truth.reference()
@@ -65,14 +74,19 @@ class ProbeStage:
         n = int(np.ceil(travel / speed / world.timestep))
         stiffness = world.cell.tool.fingertip_stiffness
         forces, times = np.empty(n), np.empty(n)
+        tripped = False
         for i in range(n):
             data.mocap_pos[self._mocap] = start + direction * speed * world.timestep * (i + 1)
             world.step(1)
             forces[i] = -stiffness * data.qpos[self._spring]
             times[i] = world.time
+            if forces[i] > guard_n:
+                tripped = True
+                forces, times = forces[:i + 1], times[:i + 1]
+                break
         moved = self.truth.displacements()
         travelled = moved.pop(block)
         self.park()
         world.step(1)
         return ProbeResult(block, float(max(forces.max(), 0.0)), travelled,
-                           max(moved.values(), default=0.0), forces, times)
+                           max(moved.values(), default=0.0), forces, times, tripped)

@@ -1,0 +1,209 @@
+"""The robot's block work in the simulated cell without the arm: the game benchmark's fast mode.
+
+What it keeps of a robot turn is the physics that decides a game: every test push, push-through,
+push back home and pull runs through MuJoCo at the robot's speeds and guard forces, with a tip of
+the robot's fingertip stiffness (the force gauge of `probe_stage.py`) and a hand that holds the
+drawn block by a weld (the simulated person's), so a loaded block drags its neighbours and a tower
+pushed too hard falls. What it leaves out: the arm's transits (the tip and hand jump to where they
+work, and the tower rests meanwhile), the cameras (the benchmark reads the simulator's ground
+truth) and the serial link. A drawn block is carried to its place the same way: set down just
+above its slot, with the robot's placement error, and let go.
+
+For benchmarks only: it reads ground truth, which the product never may.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import mujoco
+import numpy as np
+
+from hardware.sim.ground_truth import GroundTruth
+from hardware.sim.mjcf import PERSON_PARK
+from hardware.sim.person import weld
+from hardware.sim.placing import across_dir, placement_centre, slot_world
+from hardware.sim.probe_stage import ProbeStage
+from hardware.sim.scenes import awake, set_block
+from hardware.sim.world import SimWorld
+from planning.tower import TowerState
+from planning.workspace import TowerGeometry
+
+# Speeds (m/s). The arm tests at 2 mm/s, pushes through at 8 and pulls at 30; a block's friction
+# hardly depends on speed, so the bench moves faster for less simulated time. Loose blocks of a
+# seed-1 tower peaked at 0.095 N tested at 2 or 5 mm/s and 0.109 N at 10; tight ones stopped the
+# guard the same at each speed.
+PROBE_SPEED = 0.01
+PUSH_SPEED = 0.02
+PULL_SPEED = 0.05
+PULL_CLEARANCE = 0.02    # a drawn block ends this far clear of the tower
+DRAG_WINDOW_S = 0.04     # the pull guard ignores knocks shorter than this (as the arm's does)
+READ_EVERY_S = 0.004     # the pull's force is read as often as the arm's telemetry reads the wrist
+DROP = 0.0015            # a placed block is let go this far above its resting height (m)
+PLACE_SIGMA_M = 0.0005   # placement error, each way across and along (m)
+PLACE_YAW_SIGMA = np.radians(0.5)
+SETTLE_AFTER_PLACE_S = 0.5
+
+
+@dataclass(frozen=True)
+class Look:
+    """The tower as the benchmark's player sees it (ground truth)."""
+    tower: TowerState
+    heights: dict          # (layer, slot) -> block centre height (m)
+    offsets: dict          # (layer, slot) -> centre along the layer's axis (m)
+
+
+@dataclass(frozen=True)
+class Pull:
+    came: bool             # drawn clear; False: let go, the tower dragged along
+    drawn_m: float
+    peak_force_n: float
+
+
+class BenchHands:
+    def __init__(self, world: SimWorld):
+        self.world = world
+        self.truth = GroundTruth(world)
+        self.stage = ProbeStage(world)     # its own truth: each push measures from its start
+        self.pushed: dict[tuple[int, int], int] = {}   # the block last pushed in each slot
+        self.geometry = TowerGeometry.from_cell(world.cell)
+        m = world.model
+        self._hand = m.body_mocapid[m.body("person_hand").id]
+        self._hand_body = m.body("person_hand").id
+        self._grip = m.equality("person_grip").id
+        self._rng = np.random.default_rng(world.seed + 31337)
+        self.held: int | None = None
+
+    # --- seeing ---------------------------------------------------------------------------------
+
+    def look(self, blocks_moved: int) -> Look:
+        """The tower now; raises TowerError when it is no tower."""
+        heights, offsets = {}, {}
+        for b in self.world.blocks:
+            where = self.truth.slot_of(b.index)
+            if where is None:
+                continue
+            p = self.truth.pose(b.index).position
+            heights[where] = float(p[2])
+            offsets[where] = float(p[0] if where[0] % 2 == 1 else p[1])
+        return Look(self.truth.tower_state(blocks_moved), heights, offsets)
+
+    def fallen(self) -> bool:
+        """Blocks have come down (3 or more 2 cm below where they were at `mark()`)."""
+        return self.truth.tower_fell()
+
+    def mark(self) -> None:
+        """Where every block is now is where it belongs (a turn starts): falls and drags are
+        measured from here."""
+        self.truth.reference()
+        self.pushed.clear()
+
+    def block_at(self, source: tuple[int, int]) -> int | None:
+        return self.truth.block_at(*source)
+
+    # --- the fingertip --------------------------------------------------------------------------
+
+    def push(self, source: tuple[int, int], depth: float, guard_n: float, speed: float,
+             from_front: bool = False):
+        """Push the block at `source` from the back (toward the front, where it is pulled), or
+        from the front back home, by `depth` past its face or until the tip feels `guard_n`.
+        Returns the stage's record (peak force, the block's travel, whether the guard stopped it)."""
+        block = self._block(source)
+        self.pushed[source] = block
+        front = self.geometry.front_end(source[0]) * self.geometry.axis(source[0])
+        body_axis = self.world.data.xmat[self.world.block_body[block]].reshape(3, 3)[:, 0]
+        face = front if from_front else -front           # the face the tip pushes on
+        end = 1 if float(body_axis @ face) > 0 else -1
+        return self.stage.push(block, depth, speed, end=end, guard_n=guard_n)
+
+    def _block(self, source: tuple[int, int]) -> int:
+        """The block in `source`, or the one last pushed from there (pushed through, it may
+        sit too far out, or too askew, to count as in its slot)."""
+        block = self.truth.block_at(*source)
+        if block is None:
+            block = self.pushed.get(source)
+        if block is None:
+            raise LookupError(f"no block in slot {source[0]}.{source[1]}")
+        return block
+
+    # --- the hand -------------------------------------------------------------------------------
+
+    def pull(self, source: tuple[int, int], guard_n: float, drag_n: float) -> Pull:
+        """Hold the front end of the block at `source` and draw it clear of the tower, letting go
+        when the pull's force passes `guard_n` with its median over the last DRAG_WINDOW_S above
+        `drag_n` (the tower drags along; a shorter knock does not count), as the arm's guard does."""
+        world, data = self.world, self.world.data
+        block = self._block(source)
+        body = world.block_body[block]
+        front = self.geometry.front_end(source[0]) * self.geometry.axis(source[0])
+        data.mocap_pos[self._hand] = data.xpos[body]
+        data.mocap_quat[self._hand] = data.xquat[body]
+        weld(world, self._grip, self._hand_body, body)
+        start = data.mocap_pos[self._hand].copy()
+        length = next(b.length for b in world.blocks if b.index == block)
+        out = float((data.xpos[body] - self.truth.to_world(np.zeros(3))) @ front)
+        travel = max(length - out + PULL_CLEARANCE, 0.0)
+        n = int(np.ceil(travel / (PULL_SPEED * world.timestep)))
+        every = max(1, int(round(READ_EVERY_S / world.timestep)))
+        recent = np.zeros(max(1, int(round(DRAG_WINDOW_S / READ_EVERY_S))))
+        readings, peak = 0, 0.0
+        for i in range(n):
+            data.mocap_pos[self._hand] = start + front * PULL_SPEED * world.timestep * (i + 1)
+            world.step(1)
+            if i % every:
+                continue
+            force = abs(float(self._grip_force() @ front))
+            recent[readings % len(recent)] = force
+            readings += 1
+            peak = max(peak, force)
+            if force > guard_n and readings >= len(recent) and np.median(recent) >= drag_n:
+                self._let_go()
+                return Pull(False, PULL_SPEED * world.timestep * (i + 1), peak)
+        self.held = block
+        return Pull(True, travel, peak)
+
+    def _grip_force(self) -> np.ndarray:
+        """The weld's force on the held block (world frame, N)."""
+        data = self.world.data
+        rows = np.flatnonzero((data.efc_type == mujoco.mjtConstraint.mjCNSTR_EQUALITY)
+                              & (data.efc_id == self._grip))
+        if len(rows) < 3:
+            return np.zeros(3)
+        return np.asarray(data.efc_force[rows[:3]], float)
+
+    def _let_go(self) -> None:
+        self.world.data.eq_active[self._grip] = 0
+        self.world.data.mocap_pos[self._hand] = PERSON_PARK[1]
+
+    def place(self, target: tuple[int, int]) -> None:
+        """Set the held block down in `target`, a slot of the top or a new layer, with the
+        robot's placement error, and let go."""
+        if self.held is None:
+            raise RuntimeError("no block is held")
+        world, data, truth = self.world, self.world.data, self.truth
+        block, self.held = self.held, None
+        self._let_go()
+        layer, slot = target
+        centre = placement_centre(truth, layer, slot, block)
+        centre = centre + across_dir(truth, layer) * self._rng.normal(0.0, PLACE_SIGMA_M)
+        _, yaw = slot_world(truth, layer, slot)
+        along = truth.world_direction([1.0, 0.0, 0.0] if layer % 2 == 1 else [0.0, 1.0, 0.0])
+        centre = centre + along * self._rng.normal(0.0, PLACE_SIGMA_M) + np.array([0.0, 0.0, DROP])
+        yaw += self._rng.normal(0.0, PLACE_YAW_SIGMA)
+        with awake(world):        # a block put in mid-air must not fall asleep there
+            set_block(world, block, centre, yaw)
+            world.step_for(SETTLE_AFTER_PLACE_S)
+
+    def wait(self, seconds: float) -> None:
+        """Let `seconds` of simulated time pass. Once every block is asleep nothing can move
+        them (the tip and hand are parked), so the clock jumps to the end instead of stepping
+        a still tower."""
+        world = self.world
+        end = world.time + seconds
+        chunk = max(1, int(round(0.01 / world.timestep)))
+        blocks = list(world.block_body.values())
+        while world.time < end - world.timestep / 2:
+            if not world.data.body_awake[blocks].any():
+                world.data.time = end
+                return
+            world.step(min(chunk, int(round((end - world.time) / world.timestep))))

@@ -1,0 +1,52 @@
+"""The game benchmark's fast hands (hardware/sim/bench_hands.py): a test push tells a loose block
+from a tight one, a block tested and pushed back is home again, a loose block pushed through is
+drawn clear and set down in its slot on top, and waiting on a resting tower costs no stepping."""
+
+import pytest
+
+from hardware.sim.bench_hands import BenchHands
+from hardware.sim.world import SimWorld
+
+SEED = 1
+# In the seed-1 tower the middle blocks of layers 7 and 9 carry nothing and their side blocks
+# carry the layers above (measured with the probe stage: 0.1 N against the 0.5 N guard).
+LOOSE, TIGHT = (7, 1), (7, 0)
+
+
+@pytest.fixture()
+def hands(default_cell):
+    world = SimWorld(default_cell, SEED, markers=False, probe_stage=True)
+    yield BenchHands(world)
+    world.close()
+
+
+def test_a_test_push_tells_a_loose_block_from_a_tight_one_and_restoring_puts_it_home(hands):
+    hands.mark()
+    tight = hands.push(TIGHT, 0.005, 0.5, 0.01)
+    assert tight.tripped and tight.block_travel < 0.0005
+    loose = hands.push(LOOSE, 0.005, 0.5, 0.01)
+    assert not loose.tripped and loose.peak_force_n < 0.3 and loose.block_travel > 0.004
+    hands.push(LOOSE, loose.block_travel, 3.0, 0.02, from_front=True)
+    assert hands.truth.displaced(0.001) == []
+
+
+def test_a_loose_block_comes_out_and_goes_on_top(hands):
+    before = hands.look(0).tower
+    hands.mark()
+    through = hands.push(LOOSE, 0.027, 3.0, 0.02)
+    assert not through.tripped
+    pull = hands.pull(LOOSE, 2.5, 1.2)
+    assert pull.came and hands.held is not None
+    block = hands.held
+    hands.place((19, 1))
+    hands.wait(10.0)
+    assert not hands.fallen()
+    assert hands.truth.slot_of(block) == (19, 1)
+    assert hands.look(1).tower.layers == before.moved(LOOSE, (19, 1)).layers
+
+
+def test_waiting_on_a_resting_tower_jumps_the_clock(hands):
+    start = hands.world.time
+    hands.wait(10.0)
+    assert hands.world.time == pytest.approx(start + 10.0)
+    assert hands.truth.displaced(0.0001) == []
