@@ -1,4 +1,4 @@
-"""Hardware in the loop: the robot plays two turns on the simulated cell (`sim serve` in its own
+"""Hardware in the loop: the robot plays a turn on the simulated cell (`sim serve` in its own
 process, reached through the serial pty and the camera streams only), and the simulator's ground
 truth (its `/truth.json`, read by this test and never by the controller) checks every turn: exactly
 one block moved, from a legal source to the legal place on top; the tower stands; and every
@@ -19,7 +19,7 @@ from planning.tower import TowerState, layer_axis
 pytestmark = pytest.mark.hil
 
 SEED = 3
-TURNS = 2
+TURNS = 1
 RESTORED_M = 0.001
 
 
