@@ -186,10 +186,6 @@ class Policy:
         if self.name not in POLICIES:
             raise ValueError(f"unknown policy {self.name!r}; known: {', '.join(POLICIES)}")
 
-    @property
-    def probes(self) -> bool:
-        return self.name != "random"
-
     def turn(self, view: TurnView) -> Chooser:
         if self.name == "random":
             return RandomChooser(view, self.rng)

@@ -99,19 +99,19 @@ def play_fast_game(cell, seed: int, policy_name: str, max_turns: int) -> GameRec
     game = GameRecord(policy_name, seed, "fast")
     dragged: set = set()
 
-    def fell(moving: int | None = None) -> bool:
-        return any(blk != moving for blk in hands.truth.fallen())
+    def push_home(source, travel: float, chooser) -> None:
+        """Push a block moved `travel` out toward the front back from the front."""
+        hands.push(source, travel, chooser.jam_n(source), PUSH_SPEED, from_front=True)
 
     def push_through(source, already: float, chooser) -> bool:
         r = hands.push(source, max(PUSH_THROUGH - already, 0.0), chooser.jam_n(source), PUSH_SPEED)
-        if fell():
+        if hands.fallen():
             raise _TurnEnded("push", fell=True)
         if not r.tripped:
             return True
         chooser.jammed(source)
         if already + r.block_travel > RESTORE_M:
-            hands.push(source, already + r.block_travel, chooser.jam_n(source), PUSH_SPEED,
-                       from_front=True)
+            push_home(source, already + r.block_travel, chooser)
         return False
 
     for number in range(1, max_turns + 1):
@@ -144,7 +144,7 @@ def play_fast_game(cell, seed: int, policy_name: str, max_turns: int) -> GameRec
                     r = hands.push(candidate, PROBE_DEPTH, step.guard_n, PROBE_SPEED)
                     record.probes += 1
                     record.probed.append(list(candidate))
-                    if fell():
+                    if hands.fallen():
                         raise _TurnEnded("probe", fell=True)
                     outcome = ProbeOutcome(*candidate, r.peak_force_n, r.block_travel, r.tripped,
                                            step.guard_n)
@@ -154,8 +154,7 @@ def play_fast_game(cell, seed: int, policy_name: str, max_turns: int) -> GameRec
                         pushed = push_through(candidate, r.block_travel, chooser)
                     else:
                         if decision.restore:
-                            hands.push(candidate, r.block_travel, chooser.jam_n(candidate),
-                                       PUSH_SPEED, from_front=True)
+                            push_home(candidate, r.block_travel, chooser)
                         if decision.action == "take_best":
                             candidate = decision.source
                             pushed = push_through(candidate, 0.0, chooser)
@@ -165,7 +164,7 @@ def play_fast_game(cell, seed: int, policy_name: str, max_turns: int) -> GameRec
                     continue
                 pull = hands.pull(candidate, PULL_GUARD_N, DRAG_N)
                 hands.wait(CARRY_S)
-                if fell(hands.held):
+                if hands.fallen(hands.held):
                     raise _TurnEnded("pull", fell=True)
                 if pull.came:
                     source = candidate
@@ -174,18 +173,17 @@ def play_fast_game(cell, seed: int, policy_name: str, max_turns: int) -> GameRec
                 record.let_go += 1
                 dragged.add(candidate)
                 chooser.jammed(candidate)
-                hands.push(candidate, PUSH_THROUGH + pull.drawn_m, chooser.jam_n(candidate),
-                           PUSH_SPEED, from_front=True)
-                if fell():
+                push_home(candidate, PUSH_THROUGH + pull.drawn_m, chooser)
+                if hands.fallen():
                     raise _TurnEnded("push back after a let-go", fell=True)
             target = placement_slot(tower.without(*source), dims)
             record.source, record.target = list(source), list(target)
             hands.place(target)
             dragged_along = "pull (blocks rode along on the drawn one)"
-            if fell():
+            if hands.fallen():
                 raise _TurnEnded(dragged_along if rode else "place", fell=True)
             hands.wait(SETTLE_S)
-            if fell():
+            if hands.fallen():
                 raise _TurnEnded(dragged_along if rode else "settling window", fell=True)
             expected = tower.moved(source, target)
             try:
@@ -250,7 +248,6 @@ def summarise(games: list[GameRecord]) -> dict:
     """The figures of one policy over its games."""
     stories = [stories_value(g.stories) for g in games]
     turns = [t for g in games for t in g.turns]
-    attempted = turns
     good = [t for t in turns if t.legal and not t.fell]
     causes = Counter(t.cause for t in turns if t.fell)
     return {
@@ -258,8 +255,8 @@ def summarise(games: list[GameRecord]) -> dict:
         "stories_median": round(float(np.median(stories)), 2),
         "stories_max": round(float(max(stories)), 2),
         "blocks_moved_median": float(np.median([g.blocks_moved for g in games])),
-        "extraction_success": round(len(good) / len(attempted), 3) if attempted else 0.0,
-        "probes_per_turn": round(float(np.mean([t.probes for t in attempted])), 2) if attempted else 0.0,
+        "extraction_success": round(len(good) / len(turns), 3) if turns else 0.0,
+        "probes_per_turn": round(float(np.mean([t.probes for t in turns])), 2) if turns else 0.0,
         "turn_time_s_median": round(float(np.median([t.time_s for t in good])), 1) if good else None,
         "falls_by_cause": dict(sorted(causes.items())),
         "ended_by": dict(sorted(Counter(g.ended_by for g in games).items())),

@@ -88,18 +88,16 @@ class BenchHands:
             offsets[where] = float(p[0] if where[0] % 2 == 1 else p[1])
         return Look(self.truth.tower_state(blocks_moved), heights, offsets)
 
-    def fallen(self) -> bool:
-        """Blocks have come down (3 or more 2 cm below where they were at `mark()`)."""
-        return self.truth.tower_fell()
+    def fallen(self, moving: int | None = None) -> bool:
+        """The tower fell by the rules' strict reading: a block other than `moving` (the one
+        being moved) came down, 2 cm or more below where it was at `mark()`."""
+        return any(block != moving for block in self.truth.fallen())
 
     def mark(self) -> None:
         """Where every block is now is where it belongs (a turn starts): falls and drags are
         measured from here."""
         self.truth.reference()
         self.pushed.clear()
-
-    def block_at(self, source: tuple[int, int]) -> int | None:
-        return self.truth.block_at(*source)
 
     # --- the fingertip --------------------------------------------------------------------------
 
@@ -180,7 +178,7 @@ class BenchHands:
         robot's placement error, and let go."""
         if self.held is None:
             raise RuntimeError("no block is held")
-        world, data, truth = self.world, self.world.data, self.truth
+        world, truth = self.world, self.truth
         block, self.held = self.held, None
         self._let_go()
         layer, slot = target
