@@ -60,8 +60,9 @@ def _read(path: Path) -> tuple[list[dict[str, Any]], int]:
         except ValueError:
             if last:           # torn by a kill mid-write: the event never happened
                 break
-            raise MatchLogError(f"line {number} of {path} is damaged; the log cannot be resumed "
-                                f"(the lines before it are intact)") from None
+            raise MatchLogError(f"line {number} of {path} is damaged (not a JSON event); the "
+                                f"{number - 1} lines before it are intact: cut the file there "
+                                f"to go on from them") from None
         if last:               # whole JSON, but the newline never made it to the disk
             break
         if event.get("seq") != len(events):
@@ -77,6 +78,11 @@ def _read(path: Path) -> tuple[list[dict[str, Any]], int]:
     return events, good
 
 
+def _taken(path: Path) -> str:
+    return (f"{path} already holds a match; resume it with `jenga-robot play --resume {path}` or "
+            f"choose another report folder")
+
+
 class MatchLog:
     """An open log. `create` starts a new one (never over an existing match); `resume` opens one
     to go on appending, after the events already in it. Safe to append from several threads."""
@@ -87,6 +93,13 @@ class MatchLog:
         self._seq = len(events)
         self._lock = threading.Lock()
 
+    @staticmethod
+    def check_free(path: str | os.PathLike) -> None:
+        """Raise MatchLogError if `path` already holds a match (checked before a match starts;
+        `create` checks again, atomically)."""
+        if Path(path).exists():
+            raise MatchLogError(_taken(Path(path)))
+
     @classmethod
     def create(cls, path: str | os.PathLike, header: dict[str, Any]) -> MatchLog:
         path = Path(path)
@@ -94,9 +107,7 @@ class MatchLog:
             path.parent.mkdir(parents=True, exist_ok=True)
             file = open(path, "xb")
         except FileExistsError:
-            raise MatchLogError(f"{path} already holds a match; resume it with "
-                                f"`jenga-robot play --resume {path}` or choose another report "
-                                f"folder") from None
+            raise MatchLogError(_taken(path)) from None
         except OSError as exc:
             raise MatchLogError(f"cannot create the match log {path}: {exc.strerror}") from None
         log = cls(path, file, [])

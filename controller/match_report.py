@@ -15,6 +15,7 @@ from typing import Any
 from controller.match_progress import MatchProgress
 from controller.match_turns import LoggedTurn, logged_turns
 from controller.report_plots import plot_probes, plot_tower
+from controller.wording import plural
 
 
 @dataclass
@@ -44,13 +45,13 @@ def summarise(events: list[dict[str, Any]], turns: list[LoggedTurn], log_path: P
     match = progress.match
     lines = [f"winner: {match.winner if progress.over else '(the match is not over)'}",
              "score: " + ", ".join(f"{side} {points}" for side, points in match.standings()),
-             f"scoring: {progress.config.scoring.value}", f"rounds: {len(match.results)}"]
+             f"scoring: {progress.config.scoring.value}", _rounds(progress)]
     for n, result in enumerate(match.results, start=1):
         lines.append(f"  round {n}: {result.status.value}, loser {result.loser}, winner "
                      f"{result.winner} ({result.reason})")
     for turn in turns:
         took = f", {turn.duration_s:.0f} s" if turn.duration_s is not None else ""
-        probes = f", {len(turn.probes)} probes" if turn.probes else ""
+        probes = f", {plural(len(turn.probes), 'probe')}" if turn.probes else ""
         ended = "" if turn.ended == "ended" else f" [{turn.ended}]"
         lines.append(f"  {turn.label} {turn.move}{probes}{took}{ended}")
         lines += [f"    referee: {v}" for v in turn.violations]
@@ -65,6 +66,12 @@ def summarise(events: list[dict[str, Any]], turns: list[LoggedTurn], log_path: P
                  f"{_wall_span(events):.0f} s")
     lines.append(f"log: {log_path}")
     return "\n".join(lines)
+
+
+def _rounds(progress: MatchProgress) -> str:
+    finished = len(progress.match.results)
+    playing = f", round {progress.rounds_started} in play" if progress.in_round else ""
+    return f"rounds: {finished} finished{playing}"
 
 
 def _world_span(events) -> float:

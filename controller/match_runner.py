@@ -24,6 +24,7 @@ from controller.referee import calls_of_one_move, judge_seen_move
 from controller.retract import retract
 from controller.safety import CLEAR_S, SafetyEvent, SafetyMonitor
 from controller.turn import ProbeRecord, RobotTurn, TurnError
+from controller.wording import plural, slot_name
 from perception.observation import PerceptionError, TowerObservation
 from planning.kinematics import ArmModel
 from planning.motion.planner import MotionPlanner
@@ -87,6 +88,7 @@ class MatchRunner:
     def _start_round(self) -> None:
         if self.progress.rounds_started:
             self.person.rebuild()
+            self.link.perception.new_tower()
             self._wait_world(SETTLE_S)
         self.seen = self._look()
         if self.seen.fell:
@@ -174,8 +176,8 @@ class MatchRunner:
         self._emit("place", player=ROBOT, t=released,
                    source=list(report.source), target=list(report.target), block=report.block,
                    probes=len(report.probes), phases_s=report.phases_s)
-        self.say(f"robot took {report.source[0]}.{report.source[1]} -> "
-                 f"{report.target[0]}.{report.target[1]} ({len(report.probes)} probes, "
+        self.say(f"robot took {slot_name(*report.source)} -> "
+                 f"{slot_name(*report.target)} ({plural(len(report.probes), 'probe')}, "
                  f"{report.duration_s:.0f} s)")
         self.seen = self._look()          # the tower the person's move will be judged against
         self.person.your_turn()
@@ -222,8 +224,8 @@ class MatchRunner:
         placed = min(self._last_exit(started) or now, now)
         placed = max(placed, self.progress.time)
         self._emit("place", player=self.person.name, t=placed, seen=move.to_json())
-        self.say(f"person took {move.source[0]}.{move.source[1]} -> "
-                 + (f"{move.target[0]}.{move.target[1]}" if move.target else "the top, laid across"))
+        self.say(f"person took {slot_name(*move.source)} -> "
+                 + (slot_name(*move.target) if move.target else "the top, laid across"))
         for violation, counts in calls_of_one_move(move.violations):
             self.say(f"referee: {violation.message}")
             if counts:
@@ -324,7 +326,7 @@ class MatchRunner:
                    peak_force_n=round(probe.peak_force_n, 4), travel_mm=round(probe.travel_mm, 3),
                    p_loose=round(probe.p_loose, 4),
                    trace=[[round(self._match_t(t), 4), round(f, 4)] for t, f in probe.trace])
-        self.say(f"  robot tested {probe.layer}.{probe.slot}: {probe.peak_force_n:.2f} N, "
+        self.say(f"  robot tested {slot_name(probe.layer, probe.slot)}: {probe.peak_force_n:.2f} N, "
                  f"{probe.travel_mm:.1f} mm")
 
     def _fell(self, message: str, t: float) -> None:
@@ -355,7 +357,7 @@ def _check_tower(seen: TowerObservation, expected: TowerState | None) -> None:
     except PerceptionError as exc:
         raise MatchError(f"cannot make out the tower to go on with the match: {exc}") from None
     layers = max(state.top_layer, expected.top_layer)
-    differ = [f"{layer}.{slot} {'full' if state.has_block(layer, slot) else 'empty'}"
+    differ = [f"{slot_name(layer, slot)} {'full' if state.has_block(layer, slot) else 'empty'}"
               for layer in range(1, layers + 1) for slot in range(3)
               if state.has_block(layer, slot) != expected.has_block(layer, slot)]
     if differ:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from controller.wording import slot_name
 from planning.tower import TowerError, TowerState
 
 SAME_MOVE = "referee, the same move: "     # a note naming another violation of one move
@@ -48,9 +49,9 @@ class LoggedTurn:
     def move(self) -> str:
         if self.source is None:
             return "no move"
-        to = (f"{self.target[0]}.{self.target[1]}" if self.target else
+        to = (slot_name(*self.target) if self.target else
               "laid across the top" if self.laid_across else "?")
-        return f"{self.source[0]}.{self.source[1]} -> {to}"
+        return f"{slot_name(*self.source)} -> {to}"
 
 
 def logged_turns(events: list[dict[str, Any]]) -> list[LoggedTurn]:

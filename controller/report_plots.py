@@ -10,6 +10,7 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
 from controller.match_turns import LoggedTurn
+from controller.wording import slot_name
 from planning.tower import SLOTS_PER_LAYER, TowerState, layer_axis
 
 WOOD = "#d9b27c"
@@ -29,7 +30,7 @@ def plot_probes(turn: LoggedTurn, path: Path) -> Path:
         if probe.trace:
             t0 = probe.trace[0][0]
             axes.plot([t - t0 for t, _ in probe.trace], [f for _, f in probe.trace], color=colour,
-                      linewidth=1.0, label=f"{probe.layer}.{probe.slot}: peak "
+                      linewidth=1.0, label=f"{slot_name(probe.layer, probe.slot)}: peak "
                       f"{probe.peak_force_n:.2f} N, {probe.travel_mm:.1f} mm")
         axes.axhline(probe.threshold_n, color=colour, linestyle="--", linewidth=0.8)
     axes.set_xlabel("time since the probe began (s)")

@@ -7,7 +7,7 @@ from typing import Callable
 
 from controller.cell_link import CellLink
 from controller.turn import RobotTurn, TurnError, TurnReport
-from firmware_bridge.errors import ArmError
+from firmware_bridge.errors import ArmError, LinkError
 from perception.observation import PerceptionError
 from planning.motion.planner import MotionPlanner
 from planning.motion.plans import PlanError
@@ -21,10 +21,20 @@ class SoloResult:
     stories: str = ""
     fell: bool = False
     error: str | None = None
+    cell_lost: bool = False     # the cell stopped answering: nobody saw the tower after that
 
     @property
     def all_legal(self) -> bool:
         return bool(self.turns) and all(t.legal for t in self.turns)
+
+    @property
+    def tower(self) -> str:
+        """What is known of the tower at the end, in words."""
+        if self.fell:
+            return "FELL"
+        if self.cell_lost:
+            return "unknown (the cell stopped answering)"
+        return "standing"
 
     @property
     def ok(self) -> bool:
@@ -44,6 +54,7 @@ def play_solo(link: CellLink, turns: int, options: RuleOptions = RuleOptions(),
         except (TurnError, PlanError, PerceptionError, ArmError) as exc:
             result.error = f"turn {number}: {exc}"
             result.fell = "fallen" in str(exc)
+            result.cell_lost = isinstance(exc, LinkError)
             partial = getattr(exc, "report", None)
             if partial is not None:
                 result.turns.append(partial)      # what the turn did before it stopped

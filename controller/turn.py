@@ -12,6 +12,7 @@ from typing import Callable
 import numpy as np
 
 from controller.cell_link import CellLink
+from controller.wording import slot_name
 from firmware_bridge.client import MotionResult
 from perception.observation import PerceptionError, TowerObservation
 from planning.looseness import LoosenessBelief, ProbeOutcome
@@ -159,7 +160,7 @@ class RobotTurn:
                     changed = _changed_slots(set(state.blocks()), obs)
                     if changed:
                         raise TurnError("the tower changed while a block was put back: slots "
-                                        + ", ".join(f"{l}.{s}" for l, s in changed))
+                                        + ", ".join(slot_name(l, s) for l, s in changed))
                     self._use_perceived_tower(obs)
                     offsets = _protrusions(obs)
         report.source = chosen
@@ -239,7 +240,7 @@ class RobotTurn:
                 if self._push_through(candidate, plan, obs, layers, belief):
                     chosen = candidate
                 elif must_take:
-                    raise TurnError(f"no testing: block {candidate[0]}.{candidate[1]} moved and "
+                    raise TurnError(f"no testing: the block in {slot_name(*candidate)} moved and "
                                     f"would not come out, and no other may be taken")
                 continue
             self._retreat(plan, layers)
@@ -713,7 +714,7 @@ def _outcome_problem(before, after: TowerObservation, source, target) -> str | N
         return f"the placed block is not seen at layer {target[0]} slot {target[1]}"
     changed = _changed_slots(set(before.blocks()) - {source} | {target}, after)
     if changed:
-        return "other slots changed during the turn: " + ", ".join(f"{l}.{s}" for l, s in changed)
+        return "other slots changed during the turn: " + ", ".join(slot_name(l, s) for l, s in changed)
     if after.out_of_place:
         return f"blocks out of place after the turn: {after.out_of_place}"
     return None

@@ -95,6 +95,14 @@ class Perception:
                 events.append(entered)
         return PerceptionResult(obs, events)
 
+    def new_tower(self) -> None:
+        """A tower was built anew (a new round): forget the one that stood. Without this, the
+        layers the old tower had above the new one's top read as blocks that fell."""
+        self._standing = None
+        self.layers = None
+        self.settle = SettleWatch()
+        self.falls = FallWatch()
+
     def workspace_clear(self, frames: dict[str, Frame]) -> None:
         """Tell the intrusion watch what the clear workspace looks like (the arm out of view)."""
         self.workspace.set_clear({n: f.image for n, f in frames.items()}, self.pose,

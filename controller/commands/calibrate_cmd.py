@@ -171,12 +171,14 @@ def run_capture(args: argparse.Namespace) -> int:
     if args.views < 1:
         raise CommandError("--views must be at least 1")
     out = Path(args.out)
+    # the calibration is written next to the cell file the next step is given: the same one
+    cell_option = "" if args.cell == str(DEFAULT_CELL) else f" --cell {args.cell}"
     if args.kind == "charuco":
         paths = capture_charuco(cell, args.camera, out, args.views)
         print(f"{len(paths)} board views in {out}: now `jenga-robot calibrate intrinsics "
-              f"--camera {args.camera} --images {out}`")
+              f"--camera {args.camera} --images {out}{cell_option}`")
     else:
         listing = capture_hand_eye(cell, args.camera, out, args.views)
         print(f"poses and images in {listing}: now `jenga-robot calibrate hand-eye --camera "
-              f"{args.camera} --poses {listing}`")
+              f"{args.camera} --poses {listing}{cell_option}`")
     return 0

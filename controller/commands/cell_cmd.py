@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import argparse
 import re
-import sys
+from typing import TYPE_CHECKING
 
 from controller.commands.common import EXIT_FAILED, CommandError
 from controller.commands.progress import Progress
 from hardware.cells import DEFAULT_CELL
 from planning.cell import CellError, load_cell
-from planning.reachability import SlotReach, check_reach
+
+if TYPE_CHECKING:
+    from planning.reachability import SlotReach
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -43,6 +45,8 @@ def load(path: str):
 
 
 def run_check(args: argparse.Namespace) -> int:
+    from planning.reachability import check_reach   # the kinematics: seconds to import
+
     layers = parse_layers(args.layers)
     cell = load(args.cell)
     results = check_reach(cell, layers, progress=Progress("cell check"))

@@ -12,6 +12,14 @@ EXIT_FAILED = 1
 EXIT_BAD_INPUT = 2
 
 
+EXIT_TERMINATED = 143      # 128 + SIGTERM, as a shell reports a process the signal ended
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM (`timeout`, `kill`, a service manager) arrived: a command unwinds as it does for
+    Ctrl-C, so the arm is left stopped and the match report is still drawn."""
+
+
 class CommandError(Exception):
     """Ends a command with one line on stderr and an exit code."""
 

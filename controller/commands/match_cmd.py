@@ -12,7 +12,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from controller.commands.cell_cmd import load
-from controller.commands.common import EXIT_FAILED, CommandError
+from controller.commands.common import EXIT_FAILED, EXIT_TERMINATED, CommandError, Terminated
+from controller.wording import plural
 from planning.rules import MatchConfig, RuleOptions, Scoring
 
 if TYPE_CHECKING:
@@ -45,15 +46,25 @@ def report_dir(args: argparse.Namespace) -> Path:
 
 @dataclass
 class Setup:
-    """What a match is played with: from the options, or from the header of the log it resumes."""
+    """What a match is played with: from the options, or from the header of the log it resumes.
+    A new match's log is created once the cell answers: a match that never started leaves no
+    report folder and nothing to resume."""
 
-    log: MatchLog
+    log: MatchLog | None
     log_path: Path
     progress: MatchProgress
     opponent: str
     seed: int | None
     person_skill: float
     person_mistake: str | None = None
+    ended: bool = False       # the log holds the match's end
+    header: dict | None = None  # a new match's log header
+
+    def open_log(self) -> MatchLog:
+        from controller.match_log import MatchLog
+        if self.log is None:
+            self.log = MatchLog.create(self.log_path, self.header)
+        return self.log
 
 
 def new_match(args: argparse.Namespace, cell) -> Setup:
@@ -70,11 +81,11 @@ def new_match(args: argparse.Namespace, cell) -> Setup:
     seed = None if args.serial else args.seed
     if args.person_mistake and opponent != "simulated":
         raise CommandError("--person-mistake is for the simulated person")
-    log = MatchLog.create(log_path, {"config": config.to_json(), "cell": cell.name, "seed": seed,
-                                     "opponent": opponent, "person_skill": args.person_skill,
-                                     "person_mistake": args.person_mistake})
-    return Setup(log, log_path, MatchProgress(config), opponent, seed, args.person_skill,
-                 args.person_mistake)
+    MatchLog.check_free(log_path)
+    header = {"config": config.to_json(), "cell": cell.name, "seed": seed, "opponent": opponent,
+              "person_skill": args.person_skill, "person_mistake": args.person_mistake}
+    return Setup(None, log_path, MatchProgress(config), opponent, seed, args.person_skill,
+                 args.person_mistake, header=header)
 
 
 def resumed_match(args: argparse.Namespace, cell) -> Setup:
@@ -103,7 +114,8 @@ def resumed_match(args: argparse.Namespace, cell) -> Setup:
     if header.get("opponent", "simulated") == "simulated":
         seed = header["seed"] if header.get("seed") is not None else args.seed
     return Setup(log, log_path, progress, header.get("opponent", "simulated"), seed,
-                 float(header.get("person_skill", args.person_skill)), header.get("person_mistake"))
+                 float(header.get("person_skill", args.person_skill)), header.get("person_mistake"),
+                 ended=any(e.get("event") == "match_end" for e in events))
 
 
 def run_match(args: argparse.Namespace) -> int:
@@ -119,9 +131,12 @@ def run_match(args: argparse.Namespace) -> int:
         setup = resumed_match(args, cell) if args.resume else new_match(args, cell)
     except MatchLogError as exc:
         raise CommandError(str(exc)) from None
-    log, progress = setup.log, setup.progress
+    progress = setup.progress
     if progress.over:
-        log.close()
+        if not setup.ended:    # killed after the last round ended, before the end reached the disk
+            setup.log.append("match_end", winner=progress.match.winner,
+                             standings=progress.match.standings())
+        setup.log.close()
         print(f"the match in {setup.log_path} is over: {progress.match.winner} won", flush=True)
         return finish(setup, 0)
     if args.resume:
@@ -140,6 +155,7 @@ def run_match(args: argparse.Namespace) -> int:
             sim = SimulatedCell(setup.seed, args.cell, setup.person_skill)
             serial, cameras = sim.serial, sim.camera_urls
         with CellLink(cell, serial, cameras, stall_s=None if args.serial else SIM_STALL_S) as link:
+            log = setup.open_log()
             if sim:
                 person = SimulatedPerson(sim.base_url, mistake=setup.person_mistake)
                 # `stop` and Enter at the keyboard is the emergency stop, whoever the opponent
@@ -152,18 +168,24 @@ def run_match(args: argparse.Namespace) -> int:
             winner = runner.run()
             status = 0 if winner is not None else EXIT_FAILED
     except (CellLinkError, ArmError, MatchError, OpponentError, MatchLogError) as exc:
-        _note(log, f"stopped: {exc}")
+        if setup.log is None:
+            raise CommandError(f"the match could not start: {exc}", EXIT_FAILED) from None
+        _note(setup.log, f"stopped: {exc}")
         print(f"jenga-robot: the match stopped: {exc}\n  resume it with: jenga-robot play "
               f"--resume {setup.log_path}", file=sys.stderr, flush=True)
-    except KeyboardInterrupt:
-        _note(log, "stopped: interrupted at the keyboard")
-        print(f"interrupted; resume with: jenga-robot play --resume {setup.log_path}",
+    except KeyboardInterrupt as exc:
+        if setup.log is None:
+            raise
+        how = "terminated (SIGTERM)" if isinstance(exc, Terminated) else "interrupted at the keyboard"
+        _note(setup.log, f"stopped: {how}")
+        print(f"{how}; resume with: jenga-robot play --resume {setup.log_path}",
               file=sys.stderr, flush=True)
-        status = 130
+        status = EXIT_TERMINATED if isinstance(exc, Terminated) else 130
     finally:
         if sim is not None:
             sim.close()
-        log.close()
+        if setup.log is not None:
+            setup.log.close()
     return finish(setup, status)
 
 
@@ -174,7 +196,7 @@ def finish(setup: Setup, status: int) -> int:
 
     report = write_report(setup.log_path.parent, read_events(setup.log_path), setup.log_path)
     print(report.summary, flush=True)
-    print(f"report: {setup.log_path.parent} ({len(report.files)} files)", flush=True)
+    print(f"report: {setup.log_path.parent} ({plural(len(report.files), 'file')})", flush=True)
     return status
 
 

@@ -9,6 +9,7 @@ import json
 
 from controller.commands.cell_cmd import load
 from controller.commands.common import EXIT_FAILED, CommandError
+from controller.wording import plural
 from hardware.cells import DEFAULT_CELL
 from planning.rules import VARIANT_NAMES, Scoring
 
@@ -17,27 +18,39 @@ SIM_STALL_S = 0.5
 PERSON_MISTAKES = ("wrong_orientation", "forbidden_layer", "new_layer_early", "tested_left_out")
 
 
+# Options that apply to one kind of play, with their defaults. Each is None unless given, so that
+# one given where it does not apply is refused rather than silently ignored.
+SOLO_OPTIONS = {"turns": 10, "records": "reports/solo-records.json", "report": None}
+MATCH_OPTIONS = {"scoring": "round_wins", "points": 1, "rounds": 3, "first": "person", "variant": [],
+                 "person": None, "person_skill": 0.7, "person_mistake": None, "report_dir": None,
+                 "resume": None, "turn_limit_s": None}
+# a resumed match is played with the settings its log holds
+KEPT_BY_THE_LOG = ("seed", "scoring", "points", "rounds", "first", "variant", "person",
+                   "person_skill", "person_mistake", "turn_limit_s", "report_dir")
+DEFAULT_SEED = 1
+
+
 def register(commands: argparse._SubParsersAction) -> None:
     play = commands.add_parser("play", help="play Jenga (the simulated cell unless hardware is named)")
     play.add_argument("--solo", action="store_true", help="the robot plays every turn")
-    play.add_argument("--turns", type=int, default=10, help="turns of a solo game")
-    play.add_argument("--scoring", choices=[s.value for s in Scoring], default="round_wins",
-                      help="match scoring (default %(default)s; team: the robot and the person "
+    play.add_argument("--turns", type=int, help="turns of a solo game (default 10)")
+    play.add_argument("--scoring", choices=[s.value for s in Scoring],
+                      help="match scoring (default round_wins; team: the robot and the person "
                            "are a team each)")
-    play.add_argument("--points", type=int, default=1,
-                      help="round wins or team points that win the match (default %(default)s)")
-    play.add_argument("--rounds", type=int, default=3,
-                      help="rounds of a penalty-total or survival match (default %(default)s)")
-    play.add_argument("--first", choices=["person", "robot"], default="person",
-                      help="who builds and moves first (default %(default)s)")
-    play.add_argument("--variant", action="append", default=[], choices=VARIANT_NAMES,
+    play.add_argument("--points", type=int,
+                      help="round wins or team points that win the match (default 1)")
+    play.add_argument("--rounds", type=int,
+                      help="rounds of a penalty-total or survival match (default 3)")
+    play.add_argument("--first", choices=["person", "robot"],
+                      help="who builds and moves first (default person)")
+    play.add_argument("--variant", action="append", choices=VARIANT_NAMES,
                       help="a rule variant, once per variant")
-    play.add_argument("--person", choices=["simulated", "console"], default=None,
+    play.add_argument("--person", choices=["simulated", "console"],
                       help="the opponent: the simulated cell's person (default without --serial) "
                            "or a real one at the table, who presses Enter when done")
-    play.add_argument("--person-skill", type=float, default=0.7, metavar="0..1",
-                      help="the simulated person's skill (default %(default)s)")
-    play.add_argument("--person-mistake", choices=PERSON_MISTAKES, default=None,
+    play.add_argument("--person-skill", type=float, metavar="0..1",
+                      help="the simulated person's skill (default 0.7)")
+    play.add_argument("--person-mistake", choices=PERSON_MISTAKES,
                       help="the simulated person breaks this rule on every turn, to show the "
                            "referee at work (warned the first time, the round lost on a repeat)")
     play.add_argument("--report-dir", metavar="DIR",
@@ -47,21 +60,39 @@ def register(commands: argparse._SubParsersAction) -> None:
                       help="go on with the match in this log (a report folder's match.jsonl), "
                            "after the controller was stopped or killed; the log's own settings "
                            "(scoring, seed, opponent) hold")
-    play.add_argument("--seed", type=int, default=1, help="tower seed of the simulated cell")
+    play.add_argument("--seed", type=int, help=f"tower seed of the simulated cell (default {DEFAULT_SEED})")
     play.add_argument("--cell", default=str(DEFAULT_CELL), metavar="FILE")
     play.add_argument("--serial", metavar="PORT", help="the arm's serial port (real hardware)")
     play.add_argument("--camera", action="append", default=[], metavar="NAME=URL",
                       help="a camera's stream (real hardware), once per camera")
-    play.add_argument("--records", default="reports/solo-records.json", metavar="FILE",
+    play.add_argument("--records", metavar="FILE",
                       help="solo play: the height records kept per cell and set size "
-                           "(default %(default)s)")
-    play.add_argument("--turn-limit-s", type=float, default=None, metavar="S",
+                           "(default reports/solo-records.json)")
+    play.add_argument("--turn-limit-s", type=float, metavar="S",
                       help="the timed-turns variant: a limit per turn from its first touch "
                            "(RULES.md names 30 and 60 s)")
     play.add_argument("--report", metavar="FILE",
-                      help="write every turn as JSON: the block taken, each probe with its force "
-                           "trace, the time of each phase")
+                      help="solo play: write every turn as JSON: the block taken, each probe "
+                           "with its force trace, the time of each phase")
     play.set_defaults(run=run_play)
+
+
+def settle_options(args: argparse.Namespace) -> None:
+    """Refuse an option given where it does not apply; fill in the defaults of the rest."""
+    def given(names) -> list[str]:
+        return ["--" + n.replace("_", "-") for n in names if getattr(args, n) is not None]
+
+    if args.solo and given(MATCH_OPTIONS):
+        raise CommandError(f"{', '.join(given(MATCH_OPTIONS))}: for a match, not for --solo play")
+    if not args.solo and given(SOLO_OPTIONS):
+        raise CommandError(f"{', '.join(given(SOLO_OPTIONS))}: for --solo play (add --solo), not "
+                           f"for a match")
+    if args.resume and given(KEPT_BY_THE_LOG):
+        raise CommandError(f"{', '.join(given(KEPT_BY_THE_LOG))}: a resumed match keeps the "
+                           f"settings in its log; leave {'it' if len(given(KEPT_BY_THE_LOG)) == 1 else 'them'} out")
+    for name, default in {**SOLO_OPTIONS, **MATCH_OPTIONS, "seed": DEFAULT_SEED}.items():
+        if getattr(args, name) is None:
+            setattr(args, name, list(default) if isinstance(default, list) else default)
 
 
 def _describe(report) -> str:
@@ -88,6 +119,7 @@ def run_play(args: argparse.Namespace) -> int:
     from controller.solo import play_solo
     from firmware_bridge.errors import ArmError
 
+    settle_options(args)
     if not args.solo:
         from controller.commands.match_cmd import run_match
         return run_match(args)
@@ -117,9 +149,9 @@ def run_play(args: argparse.Namespace) -> int:
             sim.close()
     if args.report:
         write_report(args.report, result)
-    state = "standing" if not result.fell else "FELL"
-    print(f"result: {len(result.turns)} turns, {'all legal' if result.all_legal else 'NOT all legal'}, "
-          f"tower {state}, {result.stories or '?'} stories"
+    print(f"result: {plural(len(result.turns), 'turn')}, "
+          f"{'all legal' if result.all_legal else 'NOT all legal'}, "
+          f"tower {result.tower}, {result.stories or '?'} stories"
           + (f"; stopped: {result.error}" if result.error else ""), flush=True)
     print(solo_record_line(args, cell, result), flush=True)
     return 0 if result.ok and len(result.turns) == args.turns else EXIT_FAILED
@@ -139,7 +171,7 @@ def solo_record_line(args: argparse.Namespace, cell, result) -> str:
                                     None if args.serial else args.seed)
     except RecordError as exc:
         raise CommandError(str(exc), EXIT_FAILED) from None
-    before = f"{old.stories} stories ({old.blocks_moved} blocks, {old.date})" if old else "none yet"
+    before = f"{old.stories} stories ({plural(old.blocks_moved, 'block')}, {old.date})" if old else "none yet"
     if beaten:
         return f"solo record ({key}): NEW RECORD {stories} stories; the record was {before}"
     return f"solo record ({key}): {before}; this game {stories or 'no legal turn'}"

@@ -7,6 +7,7 @@ import argparse
 from pathlib import Path
 
 from controller.commands.common import CommandError
+from controller.wording import plural
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -33,5 +34,5 @@ def run_report(args: argparse.Namespace) -> int:
     except OSError as exc:
         raise CommandError(f"cannot write the report: {exc.strerror or exc}") from None
     print(report.summary)
-    print(f"report: {report.files[0].parent} ({len(report.files)} files)")
+    print(f"report: {report.files[0].parent} ({plural(len(report.files), 'file')})")
     return 0

@@ -88,11 +88,19 @@ class CameraServer:
                 if action is None:
                     self.send_error(404, f"nothing to do at {self.path}")
                     return
-                length = int(self.headers.get("Content-Length") or 0)
+                refusal = _refuse_post(self.headers, server.port)
+                if refusal is not None:
+                    self._reply_json(refusal[0], {"error": refusal[1]})
+                    return
+                length = int(self.headers["Content-Length"])
                 try:
                     request = json.loads(self.rfile.read(length) or b"{}")
                     if not isinstance(request, dict):
                         raise ValueError("send a JSON object")
+                except ValueError as exc:      # also JSON that does not parse, or is not UTF-8
+                    self._reply_json(400, {"error": f"the body is not a JSON object: {exc}"})
+                    return
+                try:
                     self._reply_json(200, action(request))
                 except (ValueError, RuntimeError) as exc:
                     self._reply_json(409, {"error": str(exc)})
@@ -108,7 +116,7 @@ class CameraServer:
                     return
                 server._serve(self, server.slots[name], stream=(kind == "mjpg"))
 
-        self.httpd = ThreadingHTTPServer((host, port), Handler)
+        self.httpd = _QuietServer((host, port), Handler)
         self.httpd.daemon_threads = True
         self.port = self.httpd.server_address[1]
         self._http_thread = threading.Thread(target=self.httpd.serve_forever, name="camera-http",
@@ -207,6 +215,42 @@ class CameraServer:
             pass
         finally:
             slot.viewers -= 1
+
+
+MAX_POST_BYTES = 64 * 1024
+
+
+class _QuietServer(ThreadingHTTPServer):
+    """One line on stderr for a request that failed in a way nobody foresaw, not a traceback
+    in the middle of the simulator's output; the server goes on."""
+
+    def handle_error(self, request, client_address) -> None:
+        import sys
+        error = sys.exc_info()[1]
+        if isinstance(error, (BrokenPipeError, ConnectionResetError)):
+            return
+        print(f"sim serve: a request from {client_address[0]} failed: {error!r}", file=sys.stderr)
+
+
+def _refuse_post(headers, port: int) -> tuple[int, str] | None:
+    """Why a POST is refused, or None. The actions change the world (rebuild the tower, start the
+    person's turn): they take JSON only, from this machine's own programs, never from a web page
+    that a browser on this machine happens to show (a browser sends its page's Origin, and cannot
+    send JSON across origins without asking first)."""
+    origin = headers.get("Origin")
+    if origin is not None and origin not in (f"http://127.0.0.1:{port}", f"http://localhost:{port}"):
+        return 403, f"cross-origin requests are refused (Origin {origin})"
+    if headers.get("Sec-Fetch-Site") not in (None, "same-origin", "none"):
+        return 403, "cross-site requests are refused"
+    content_type = (headers.get("Content-Type") or "").split(";")[0].strip().lower()
+    if content_type != "application/json":
+        return 415, f"send the body as application/json, not {content_type or 'no content type'}"
+    length = headers.get("Content-Length")
+    if length is None or not length.strip().isdigit():
+        return 400, f"Content-Length must be a number of bytes, not {length!r}"
+    if int(length) > MAX_POST_BYTES:
+        return 413, f"the body is {int(length)} bytes; at most {MAX_POST_BYTES} are accepted"
+    return None
 
 
 def frame_period(cameras) -> float:

@@ -1,11 +1,14 @@
 """Load a cell file (TOML, human units in the key names) into a `Cell` in SI units.
 
 Every field is checked; the first bad one raises `CellError` naming the field, the value and what is
-allowed, e.g. `arm.joints[3].speed_max_deg_s = -5: allowed 1 to 1000`.
+allowed, e.g. `arm.joints[3].speed_max_deg_s = -5: allowed 1 to 1000`. A key the loader does not read
+is an error too: a misspelled `[curtian]` or `rol_deg` would otherwise drop a safety device or a
+setting without a word.
 """
 
 from __future__ import annotations
 
+import difflib
 import math
 import tomllib
 from dataclasses import replace
@@ -25,7 +28,13 @@ class CellError(ValueError):
 
     def __init__(self, source: str, field: str, value: Any, allowed: str):
         self.source, self.field, self.value, self.allowed = source, field, value, allowed
-        shown = "missing" if value is _MISSING else f"= {value!r}"
+        if value is _MISSING:
+            shown = "missing"
+        elif isinstance(value, dict) or (isinstance(value, list) and value
+                                         and all(isinstance(v, dict) for v in value)):
+            shown = "(a table)"
+        else:
+            shown = f"= {value!r}"
         super().__init__(f"cell file {source}: {field} {shown}: {allowed}")
 
 
@@ -33,17 +42,33 @@ _MISSING = object()
 
 
 class _Reader:
-    """Reads typed values out of one TOML table, remembering the path for messages."""
+    """Reads typed values out of one TOML table, remembering the path for messages and the keys
+    read, so that `check_unread` can name a key nobody asked for."""
 
-    def __init__(self, table: Any, path: str, source: str):
+    def __init__(self, table: Any, path: str, source: str, readers: list[_Reader] | None = None):
         self.table, self.path, self.source = table, path, source
         if not isinstance(table, dict):
             raise CellError(source, path or "(top level)", table, "expected a table")
+        self.read: set[str] = set()
+        self._readers = readers if readers is not None else []
+        self._readers.append(self)
+
+    def check_unread(self) -> None:
+        """Raise for the first key of any table read through this reader that nothing read."""
+        for reader in self._readers:
+            for key in reader.table:
+                if key not in reader.read:
+                    close = difflib.get_close_matches(key, reader.read, n=1)
+                    hint = f"did you mean {close[0]!r}?" if close else \
+                        f"known here: {', '.join(sorted(reader.read))}"
+                    raise CellError(reader.source, reader._field(key), reader.table[key],
+                                    f"unknown key; {hint}")
 
     def _field(self, key: str) -> str:
         return f"{self.path}.{key}" if self.path else key
 
     def _raw(self, key: str, default: Any = _MISSING) -> Any:
+        self.read.add(key)
         value = self.table.get(key, default)
         if value is _MISSING:
             raise CellError(self.source, self._field(key), _MISSING, "required")
@@ -79,15 +104,20 @@ class _Reader:
                             f"allowed a list of {size} numbers, each {low:g} to {high:g}")
         return tuple(float(v) * scale for v in value)
 
+    def optional_table(self, key: str) -> _Reader | None:
+        self.read.add(key)
+        return self.table_of(key) if key in self.table else None
+
     def table_of(self, key: str) -> _Reader:
-        return _Reader(self._raw(key), self._field(key), self.source)
+        return _Reader(self._raw(key), self._field(key), self.source, self._readers)
 
     def tables(self, key: str, count_low: int, count_high: int) -> list[_Reader]:
         value = self._raw(key)
         if not isinstance(value, list) or not count_low <= len(value) <= count_high:
             raise CellError(self.source, self._field(key), value,
                             f"allowed {count_low} to {count_high} tables ([[{self._field(key)}]])")
-        return [_Reader(v, f"{self._field(key)}[{i}]", self.source) for i, v in enumerate(value)]
+        return [_Reader(v, f"{self._field(key)}[{i}]", self.source, self._readers)
+                for i, v in enumerate(value)]
 
     def fail(self, key: str, value: Any, allowed: str) -> None:
         raise CellError(self.source, self._field(key), value, allowed)
@@ -121,8 +151,10 @@ def parse_cell(data: dict, source: str = "<cell>") -> Cell:
         blocks=_blocks(top.table_of("blocks")),
         source=source,
     )
-    if "curtain" in data:
-        cell = replace(cell, curtain=_curtain(top.table_of("curtain"), cell))
+    curtain = top.optional_table("curtain")
+    if curtain is not None:
+        cell = replace(cell, curtain=_curtain(curtain, cell))
+    top.check_unread()
     return cell
 
 

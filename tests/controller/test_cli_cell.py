@@ -43,6 +43,17 @@ def test_a_bad_cell_file_gets_one_line_naming_the_field(tmp_path, cell_toml):
     assert len(lines) == 1 and "tool.stroke_mm" in lines[0] and "= 10.0" in lines[0]
 
 
+def test_a_misspelled_section_is_refused_not_dropped(tmp_path, cell_toml):
+    """`[curtian]` would silently leave the cell without its light curtain."""
+    bad = tmp_path / "c.toml"
+    bad.write_text(cell_toml.replace("[curtain]", "[curtian]"))
+    out = run("--cell", str(bad), "--layers", "1-1")
+    assert out.returncode == 2 and out.stdout == ""
+    assert out.stderr.strip().splitlines() == [
+        "jenga-robot: error: cell file c.toml: curtian (a table): unknown key; did you mean "
+        "'curtain'?"]
+
+
 def test_a_bad_layer_range_is_refused():
     out = run("--layers", "5-2")
     assert out.returncode == 2 and "--layers" in out.stderr

@@ -59,6 +59,11 @@ def test_a_match_that_is_over_is_not_played_again_but_its_report_is_drawn(tmp_pa
     assert run.returncode == 0, run.stderr
     assert "is over: person won" in run.stdout and "winner: person" in run.stdout
     assert (tmp_path / "summary.txt").exists() and (tmp_path / "tower-r1-t02-robot.png").exists()
+    # the kill had torn the match's end off the log: the resume writes it, once
+    from controller.match_log import read_events
+    assert [e["event"] for e in read_events(path)][-1] == "match_end"
+    assert play("--resume", str(path)).returncode == 0
+    assert [e["event"] for e in read_events(path)].count("match_end") == 1
 
 
 def test_a_simulated_match_cannot_be_resumed_at_a_real_cell(tmp_path):
@@ -85,3 +90,30 @@ def test_team_scoring_makes_the_robot_and_the_person_a_team_each():
                               turn_limit_s=None)
     config = match_config(args, "person")
     assert config.teams == (("robot",), ("person",)) and config.players == ("robot", "person")
+
+
+@pytest.mark.parametrize("args, words", [
+    (["--turns", "3"], "--turns: for --solo play (add --solo), not for a match"),
+    (["--solo", "--points", "2"], "--points: for a match, not for --solo play"),
+    (["--solo", "--person-skill", "0.3"], "--person-skill: for a match"),
+    (["--resume", "match.jsonl", "--seed", "5"], "--seed: a resumed match keeps the settings in its log"),
+    (["--resume", "match.jsonl", "--scoring", "survival", "--first", "robot"],
+     "--scoring, --first: a resumed match keeps the settings in its log; leave them out"),
+])
+def test_an_option_that_does_not_apply_is_refused_not_ignored(args, words, tmp_path):
+    run = play(*args, cwd=tmp_path)
+    assert run.returncode == 2 and run.stdout == ""
+    lines = run.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("jenga-robot: error: ") and words in lines[0]
+    assert not (tmp_path / "reports").exists()
+
+
+def test_a_serial_port_that_does_not_open_leaves_no_report_and_no_resume_hint(tmp_path):
+    run = play("--serial", str(tmp_path / "ttyACM9"), "--person", "console",
+               "--camera", "left=http://127.0.0.1:9/left.mjpg",
+               "--camera", "right=http://127.0.0.1:9/right.mjpg", "--report-dir", str(tmp_path / "r"))
+    assert run.returncode == 1
+    lines = run.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("jenga-robot: error: the match could not start: ")
+    assert "cannot open serial port" in lines[0] and "--resume" not in run.stderr
+    assert not (tmp_path / "r").exists()

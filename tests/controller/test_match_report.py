@@ -73,7 +73,7 @@ def test_the_report_holds_the_summary_the_probe_plots_and_a_tower_map_per_turn(t
     assert names == ["probes-r1-t01.png", "summary.txt", "tower-r1-t01-robot.png",
                      "tower-r1-t02-person.png"]
     assert "winner: robot" in report.summary and "score: robot 1, person 0" in report.summary
-    assert "round 1, turn 2: person 18.0 -> 19.1 [fell]" in report.summary
+    assert "round 1, turn 2: person layer 18 slot 0 -> layer 19 slot 1 [fell]" in report.summary
     assert "referee: layer 18 is not a source" in report.summary
     probes = cv2.imread(str(tmp_path / "probes-r1-t01.png"))
     assert probes.shape[:2] == (400, 700)
@@ -89,3 +89,22 @@ def test_the_report_command_draws_it_again_from_the_log(tmp_path, capsys):
     assert run_report(argparse.Namespace(log=str(log), out=None)) == 0
     assert "winner: robot" in capsys.readouterr().out
     assert (tmp_path / "tower-r1-t02-person.png").exists()
+
+
+def test_a_match_in_its_first_round_is_not_reported_as_having_no_rounds(tmp_path):
+    events = _events()[:7]          # round 1 is still being played
+    summary = write_report(tmp_path, events).summary
+    assert "rounds: 0 finished, round 1 in play" in summary
+    assert "rounds: 1 finished" in write_report(tmp_path, _events()).summary
+
+
+def test_a_damaged_log_is_named_without_talk_of_resuming(tmp_path):
+    import pytest
+    from controller.commands.common import CommandError
+    log = tmp_path / "match.jsonl"
+    lines = [json.dumps(e) for e in _events()]
+    log.write_text("\n".join(lines[:3] + ["{torn"] + lines[4:]) + "\n")
+    with pytest.raises(CommandError) as err:
+        run_report(argparse.Namespace(log=str(log), out=None))
+    assert "line 4" in str(err.value) and "damaged" in str(err.value)
+    assert "resume" not in str(err.value)

@@ -55,5 +55,5 @@ def test_the_outcome_must_show_the_move_and_nothing_else():
     assert "not seen" in _outcome_problem(before, observation([], after | {(4, 1): False}),
                                           (1, 0), (4, 1))
     moved = after | {(4, 1): False, (4, 2): True}
-    assert "4.2" in _outcome_problem(before, observation([], moved | {(4, 1): True}), (1, 0), (4, 1))
+    assert "layer 4 slot 2" in _outcome_problem(before, observation([], moved | {(4, 1): True}), (1, 0), (4, 1))
     assert "out of place" in _outcome_problem(before, observation([], after, [7]), (1, 0), (4, 1))

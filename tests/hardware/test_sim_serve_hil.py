@@ -107,3 +107,39 @@ def test_the_simulated_person_is_told_when_to_play(served):
     assert code == 200 and status["state"] == "playing" and status["turn"] == 1
     code, refusal = post(b"{}")
     assert code == 409 and "already playing" in refusal["error"]
+
+
+def test_the_actions_take_json_from_this_machine_only(served):
+    """A malformed request gets a reply that says what is wrong, and the server goes on; a web
+    page in a browser on this machine cannot rebuild the tower (cross-origin, or not JSON)."""
+    import http.client
+    from urllib.parse import urlsplit
+
+    address = urlsplit(served["camera left"])
+
+    def post(headers: dict, body: bytes = b"{}"):
+        conn = http.client.HTTPConnection(address.hostname, address.port, timeout=10)
+        conn.putrequest("POST", "/tower/rebuild")
+        for key, value in headers.items():
+            conn.putheader(key, value)
+        conn.endheaders()
+        conn.send(body)
+        reply = conn.getresponse()
+        answer = reply.status, json.loads(reply.read())
+        conn.close()
+        return answer
+
+    code, answer = post({"Content-Type": "application/json", "Content-Length": "abc"})
+    assert code == 400 and "Content-Length" in answer["error"]
+    code, answer = post({"Content-Type": "text/plain", "Content-Length": "2"})
+    assert code == 415 and "application/json" in answer["error"]
+    code, answer = post({"Content-Type": "application/json", "Content-Length": "2",
+                         "Origin": "http://evil.example"})
+    assert code == 403 and "cross-origin" in answer["error"]
+    code, answer = post({"Content-Type": "application/json", "Content-Length": "5"}, b"[1,2]")
+    assert code == 400 and "JSON object" in answer["error"]
+    code, answer = post({"Content-Type": "application/json", "Content-Length": "9999999"})
+    assert code == 413
+    with urllib.request.urlopen(served["camera left"].rsplit("/", 1)[0] + "/person.json",
+                                timeout=10) as reply:
+        assert json.loads(reply.read())["state"] in ("idle", "playing", "done")

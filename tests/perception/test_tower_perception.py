@@ -79,3 +79,18 @@ def test_a_knocked_over_tower_is_reported_fallen(default_cell):
     with pytest.raises(PerceptionError, match="fallen"):
         result.observation.tower_state()
     world.close()
+
+
+def test_a_tower_built_anew_is_not_taken_for_a_fall(midgame_scene, sim_world, default_cell):
+    """A new round starts from a fresh 18-layer tower: the layers the last round's tower had
+    above it are not blocks that fell, once perception is told the tower was built anew."""
+    world, _, _, frames = midgame_scene
+    assert world.cell.blocks.layers == 18
+    perception = Perception(default_cell)
+    before = perception.observe(frames).observation
+    assert not before.fell and before.top_layer >= 20
+    fresh = frames_of(sim_world)
+    assert perception.observe(fresh).observation.fell      # three or more slots emptied at once
+    perception.new_tower()
+    again = perception.observe(fresh).observation
+    assert not again.fell and again.top_layer == 18

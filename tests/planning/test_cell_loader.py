@@ -60,3 +60,27 @@ def test_not_toml_and_missing_file(tmp_path):
         load_cell(write(tmp_path, "name = [unclosed"))
     with pytest.raises(CellError, match="cannot be read"):
         load_cell(tmp_path / "absent.toml")
+
+
+@pytest.mark.parametrize("old, new, field, hint", [
+    ("[curtain]", "[curtian]", "curtian", "did you mean 'curtain'?"),
+    ("roll_deg", "rol_deg", "cameras[0].rol_deg", "did you mean 'roll_deg'?"),
+    ("stroke_mm = 40.0", "stroke_mm = 40.0\ngrip_speed_mm_s = 10.0", "tool.grip_speed_mm_s",
+     "known here: body,"),
+    ("[[tool.fingertips]]\n", "[[tool.fingertips]]\nposition_mm = [1, 2, 3]\n",
+     "tool.fingertips[0].position_mm", "did you mean 'position_m'?"),
+])
+def test_an_unknown_key_is_an_error_not_a_silent_default(tmp_path, cell_toml, old, new, field, hint):
+    """A misspelled section or key would drop a safety device or a setting without a word."""
+    assert old in cell_toml
+    with pytest.raises(CellError) as err:
+        load_cell(write(tmp_path, cell_toml.replace(old, new, 1)))
+    assert err.value.field == field
+    assert "unknown key" in str(err.value) and hint in str(err.value)
+    assert "\n" not in str(err.value)
+
+
+def test_the_curtain_stays_optional(tmp_path, cell_toml):
+    head, _, tail = cell_toml.partition("[curtain]")
+    without = head + tail[tail.index("\n["):]
+    assert load_cell(write(tmp_path, without)).curtain is None
