@@ -1,11 +1,14 @@
-# `make test` works on a fresh machine: it creates .venv when missing, installs the project with its
-# test extra (again whenever pyproject.toml changes) and runs the whole suite.
+# Every target works on a fresh machine: it creates .venv when missing and installs the project with
+# its test extra (again whenever pyproject.toml changes).
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 INSTALLED := $(VENV)/.installed
+# One test process per core (pytest-xdist). A module's tests stay on one worker, so a fixture they
+# share (a whole match) runs once; modules go out in the order tests/conftest.py gives, heavy first.
+PARALLEL ?= -n auto --dist loadscope --no-loadscope-reorder
 
-.PHONY: test play clean
+.PHONY: install test check play clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -15,8 +18,17 @@ $(INSTALLED): pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e '.[test]'
 	touch $@
 
+# The project and its tools in .venv, nothing run: then `.venv/bin/jenga-robot --help`.
+install: $(INSTALLED)
+
+# The whole suite, in parallel.
 test: $(INSTALLED)
-	$(BIN)/python -m pytest $(PYTEST_ARGS)
+	$(BIN)/python -m pytest $(PARALLEL) $(PYTEST_ARGS)
+
+# The fast tests only (no simulator, no rendering, no planning through the command line): for the
+# edit-test loop.
+check: $(INSTALLED)
+	$(BIN)/python -m pytest $(PARALLEL) -m "not slow and not hil" $(PYTEST_ARGS)
 
 # A match, robot against the simulated person, on the default simulated cell; PLAY_ARGS passes
 # options on (`make play PLAY_ARGS="--seed 2 --person-skill 0.3"`).

@@ -43,6 +43,7 @@ class OpenTurn:
     player: str
     number: int
     started_t: float
+    probes: int = 0         # test pushes logged in it, before a restart too
 
 
 class MatchProgress:
@@ -192,7 +193,8 @@ class MatchProgress:
         pass
 
     def _on_probe(self, event) -> None:
-        pass          # what the robot felt, for the report
+        if self.open_turn is not None:      # what the robot felt is for the report; the count
+            self.open_turn.probes += 1      # is for the console
 
     # --- inside ----------------------------------------------------------------------------------
 

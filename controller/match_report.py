@@ -62,8 +62,8 @@ def summarise(events: list[dict[str, Any]], turns: list[LoggedTurn], log_path: P
                   and str(e.get("text", "")).startswith("resumed"))
     if resumed:
         lines.append(f"resumed {resumed} time{'s' if resumed > 1 else ''} from the log")
-    lines.append(f"match time (world): {_world_span(events):.0f} s, wall clock: "
-                 f"{_wall_span(events):.0f} s")
+    lines.append(f"match time (world): {world_span(events):.0f} s, wall clock: "
+                 f"{wall_span(events):.0f} s")
     lines.append(f"log: {log_path}")
     return "\n".join(lines)
 
@@ -74,11 +74,13 @@ def _rounds(progress: MatchProgress) -> str:
     return f"rounds: {finished} finished{playing}"
 
 
-def _world_span(events) -> float:
+def world_span(events) -> float:
+    """World seconds from the match's first timed event to its last."""
     times = [float(e["t"]) for e in events if "t" in e]
     return max(times) - min(times) if times else 0.0
 
 
-def _wall_span(events) -> float:
+def wall_span(events) -> float:
+    """Wall-clock seconds from the match's first logged event to its last."""
     stamps = [datetime.datetime.fromisoformat(e["wall"]) for e in events if "wall" in e]
     return (max(stamps) - min(stamps)).total_seconds() if stamps else 0.0

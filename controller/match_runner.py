@@ -24,7 +24,7 @@ from controller.referee import calls_of_one_move, judge_seen_move
 from controller.retract import retract
 from controller.safety import CLEAR_S, SafetyEvent, SafetyMonitor
 from controller.turn import ProbeRecord, RobotTurn, TurnError
-from controller.wording import plural, slot_name
+from controller.wording import plural, slot_name, turn_phase
 from perception.observation import PerceptionError, TowerObservation
 from planning.kinematics import ArmModel
 from planning.motion.planner import MotionPlanner
@@ -36,6 +36,7 @@ ROBOT = "robot"
 TOUCH_N = 0.05              # a probe force above this is the robot's first touch
 LOOK_EVERY_S = 0.5          # world time between looks while waiting on the person
 PERSON_TURN_LIMIT_S = 600.0  # a person silent this long (world time) is asked again
+SAY_WAITING_S = 20.0        # world time between "still the person's turn" lines
 SETTLE_S = 1.0              # the tower is left this long after the hand has gone before judging
 # The safety monitor's picture of the clear workspace counts blocks this far above the top as
 # tower, so the blocks placed until it is next refreshed are not taken for a hand.
@@ -57,6 +58,7 @@ class MatchRunner:
         self.options = progress.config.options
         self.robot = RobotTurn(link, MotionPlanner(link.cell), self.options)
         self.robot.on_probe = self._probed
+        self.robot.on_phase = lambda phase, report: self.say(f"  robot: {turn_phase(phase, report)}")
         self.robot.halted = lambda: "the tower fell" if self.monitor.fell_t is not None else None
         self.monitor = SafetyMonitor(link, ArmModel(link.cell), on_event=self._safety)
         self.seen: TowerObservation | None = None
@@ -169,6 +171,7 @@ class MatchRunner:
             return
         finally:
             self.monitor.arm_at_work = False
+        probes = self.progress.open_turn.probes     # a turn played again after a resume: all
         released = self._match_t(report.released_at)
         touched = next((self._match_t(t) for probe in report.probes for t, f in probe.trace
                         if f > TOUCH_N), released)
@@ -177,7 +180,7 @@ class MatchRunner:
                    source=list(report.source), target=list(report.target), block=report.block,
                    probes=len(report.probes), phases_s=report.phases_s)
         self.say(f"robot took {slot_name(*report.source)} -> "
-                 f"{slot_name(*report.target)} ({plural(len(report.probes), 'probe')}, "
+                 f"{slot_name(*report.target)} ({plural(probes, 'probe')}, "
                  f"{report.duration_s:.0f} s)")
         self.seen = self._look()          # the tower the person's move will be judged against
         self.person.your_turn()
@@ -193,10 +196,15 @@ class MatchRunner:
         if not self._told:
             self.person.your_turn()
         self._told = False
-        waited = 0.0
+        self.say(f"{self.person.name}'s turn: the robot waits and watches")
+        waited = said = 0.0
         while not (self.person.done() and self.monitor.level == "clear"):
             self._wait_world(LOOK_EVERY_S)
             waited += LOOK_EVERY_S
+            said += LOOK_EVERY_S
+            if said >= SAY_WAITING_S:
+                self.say(f"  still {self.person.name}'s turn ({self._now() - started:.0f} s)")
+                said = 0.0
             if self._look().fell:
                 self._fell("the tower fell in the person's turn", self._now())
                 return
@@ -257,6 +265,7 @@ class MatchRunner:
         """Watch the window after `placer` let go: a fall ends the round; the next player's first
         touch (the person's, seen by the monitor) ends the window early; else it runs out."""
         deadline = released_t + self.options.window_s
+        self.say(f"  the settling window after {placer}'s block ({self.options.window_s:g} s)")
         while True:
             seen = self._look()
             now = self._now()

@@ -2,8 +2,10 @@
 (a hand, an arm, a sleeve) pauses the arm on the device (RATE 0) at the first camera frame that
 shows it; something near the workspace slows the arm; the arm goes on at full pace once both have
 stayed clear for CLEAR_S of world time. The robot's own arm is cut out of every comparison: its
-links are projected into each image from the joints the firmware reports, grown by how far the arm
-can move between a frame and the reading.
+links are projected into each image from the joints the firmware reported at the frame's own world
+time (kept from telemetry), grown by a margin. Joints read when the frame is compared instead
+would be 50-100 ms late, and more on a busy machine, in which a transit moves the tool several
+centimetres: the arm's own edge would then read as a hand.
 
 It watches every camera in a thread of its own and never waits on the robot's turn, so a pause
 lands within a frame period plus the time to compare one frame, whatever the turn is doing.
@@ -16,7 +18,9 @@ lands, are things the cameras can read and not a hand, and are cut out of the co
 
 from __future__ import annotations
 
+import bisect
 import threading
+from collections import deque
 from dataclasses import dataclass
 from typing import Callable
 
@@ -34,7 +38,7 @@ from planning.kinematics import ArmModel
 NEAR_MARGIN = 0.35        # m around the workspace: a person this close gets a slower arm
 SLOW_RATE = 0.4
 CLEAR_S = 0.5             # world time both zones stay clear before the arm goes on
-ARM_GROW = 0.04           # m added to each link's radius: the arm moves between frame and reading
+ARM_GROW = 0.04           # m added to each link's radius: calibration, rendering, telemetry spacing
 TOOL_GROW = 0.09          # the tool may carry a block sticking 60 mm out of its fingers
 POLL_S = 0.004
 # Per level: the arm's pace, the event that reports the change, the status that shows it taken.
@@ -42,6 +46,7 @@ POLL_S = 0.004
 LEVELS = {"clear": (1.0, "resume", Status(0)), "near": (SLOW_RATE, "slow", Status.SLOWED),
           "inside": (0.0, "pause", Status.PAUSED), "fallen": (SLOW_RATE, "fall", Status.SLOWED)}
 LOOK_AFTER_S = 2.0        # world time something has stayed in the workspace before a look
+JOINT_HISTORY = 1000      # telemetry readings kept (4 s at 250 Hz) to find the arm at a frame's time
 DROPPED_RADIUS = 0.07     # m around a marker seen on the table: the block that carries it
 
 
@@ -79,6 +84,9 @@ class SafetyMonitor:
         self._next_look = -np.inf
         self._last_seen: dict[str, float] = {}  # world time something was last seen, per level
         self._reference_arm: dict[str, np.ndarray] = {}
+        self._joints: deque[tuple[float, np.ndarray]] = deque(maxlen=JOINT_HISTORY)
+        if link.arm is not None:
+            link.arm.on_telemetry(lambda t: self._joints.append((t.device_time, np.array(t.q))))
         self._stop = threading.Event()
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
@@ -136,7 +144,8 @@ class SafetyMonitor:
         if self.level == "fallen":
             return
         with self._lock:
-            exclude = self._arm_mask(name, frame.image.shape) | self._reference_arm.get(name, False)
+            exclude = self._arm_mask(name, frame.image.shape, frame.time) \
+                | self._reference_arm.get(name, False)
             if self._dropped:
                 points = np.array(self._dropped)
                 exclude = exclude | capsule_mask(self._cameras[name], frame.image.shape, points,
@@ -208,9 +217,19 @@ class SafetyMonitor:
         paced = Status.PAUSED | Status.SLOWED
         return self.link.arm.wait_for(lambda t: Status(t.status) & paced == wanted, 1.0).device_time
 
-    def _arm_mask(self, name: str, shape) -> np.ndarray:
-        """Where the robot's own arm is in this camera's image, from the joints it reports."""
-        caps = self.arm_model.link_capsules(np.array(self.link.arm.telemetry().q))
+    def _joints_at(self, world_t: float | None) -> np.ndarray:
+        """The joints the arm reported nearest `world_t` (the latest when None or not kept)."""
+        history = list(self._joints)
+        if world_t is None or not history:
+            return np.array(self.link.arm.telemetry().q)
+        i = bisect.bisect_left([t for t, _ in history], world_t)
+        near = [history[j] for j in (i - 1, i) if 0 <= j < len(history)]
+        return min(near, key=lambda s: abs(s[0] - world_t))[1]
+
+    def _arm_mask(self, name: str, shape, world_t: float | None = None) -> np.ndarray:
+        """Where the robot's own arm is in this camera's image taken at `world_t`, from the
+        joints it reported then."""
+        caps = self.arm_model.link_capsules(self._joints_at(world_t))
         grow = np.array([TOOL_GROW if n in FINE_PARTS or n == "body" else ARM_GROW
                          for n in caps.names])
         return capsule_mask(self._cameras[name], shape, caps.starts, caps.ends, caps.radii + grow)

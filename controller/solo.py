@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from typing import Callable
 
-from controller.cell_link import CellLink
+from controller.cell_link import CellLink, CellLinkError
 from controller.turn import RobotTurn, TurnError, TurnReport
 from firmware_bridge.errors import ArmError, LinkError
 from perception.observation import PerceptionError
@@ -22,6 +23,13 @@ class SoloResult:
     fell: bool = False
     error: str | None = None
     cell_lost: bool = False     # the cell stopped answering: nobody saw the tower after that
+    world_s: float = 0.0        # device time the game took
+    wall_s: float = 0.0         # wall-clock time it took (a busy machine runs the world slower)
+
+    @property
+    def pace(self) -> float:
+        """World seconds per wall second (1: real time)."""
+        return self.world_s / self.wall_s if self.wall_s > 0 else 0.0
 
     @property
     def all_legal(self) -> bool:
@@ -43,18 +51,35 @@ class SoloResult:
 
 def play_solo(link: CellLink, turns: int, options: RuleOptions = RuleOptions(),
               on_turn: Callable[[TurnReport], None] | None = None,
-              policy: Policy | None = None) -> SoloResult:
-    """`policy`: how blocks are chosen (planning/policies.py; the robot's own by default)."""
+              policy: Policy | None = None,
+              on_phase: Callable[[str, TurnReport], None] | None = None) -> SoloResult:
+    """`policy`: how blocks are chosen (planning/policies.py; the robot's own by default);
+    `on_phase(name, report)` is told as each phase of a turn begins."""
     planner = MotionPlanner(link.cell)
     robot = RobotTurn(link, planner, options, policy)
+    robot.on_phase = on_phase
     result = SoloResult()
+    wall0, world0 = time.monotonic(), link.arm.device_time()
+    try:
+        _play_turns(robot, turns, result, on_turn)
+    finally:
+        result.wall_s = time.monotonic() - wall0
+        try:
+            result.world_s = link.arm.device_time() - world0
+        except ArmError:
+            pass                # the cell stopped answering: how much world time passed is unknown
+    return result
+
+
+def _play_turns(robot: RobotTurn, turns: int, result: SoloResult,
+                on_turn: Callable[[TurnReport], None] | None) -> None:
     for number in range(1, turns + 1):
         try:
             report = robot.play(number, blocks_moved=number - 1)
-        except (TurnError, PlanError, PerceptionError, ArmError) as exc:
+        except (TurnError, PlanError, PerceptionError, ArmError, CellLinkError) as exc:
             result.error = f"turn {number}: {exc}"
             result.fell = "fallen" in str(exc)
-            result.cell_lost = isinstance(exc, LinkError)
+            result.cell_lost = isinstance(exc, (LinkError, CellLinkError))
             partial = getattr(exc, "report", None)
             if partial is not None:
                 result.turns.append(partial)      # what the turn did before it stopped
@@ -67,4 +92,3 @@ def play_solo(link: CellLink, turns: int, options: RuleOptions = RuleOptions(),
             result.fell = report.fell
             result.error = report.error
             break
-    return result

@@ -119,6 +119,8 @@ class RobotTurn:
         self.dragged: set[tuple[int, int]] = set()
         self.held_width: float | None = None   # the fingers' opening on the block after the pull
         self.on_probe: Callable[[ProbeRecord], None] | None = None   # told of each probe at once
+        # told as each phase of the turn begins (its name and the report so far), for the console
+        self.on_phase: Callable[[str, TurnReport], None] | None = None
         # why the turn must stop now, if it must (the safety monitor saw the tower fall): asked
         # around every move, so a turn never carries on into a fallen tower
         self.halted: Callable[[], str | None] = lambda: None
@@ -138,7 +140,7 @@ class RobotTurn:
             raise
 
     def _play(self, report: TurnReport, blocks_moved: int, watch_window: bool = True) -> TurnReport:
-        clock = _Phases(self.arm, report)
+        clock = _Phases(self.arm, report, self.on_phase)
         with clock("perceive"):
             obs = self._observe()
             state = obs.tower_state(blocks_moved)
@@ -723,14 +725,16 @@ def _outcome_problem(before, after: TowerObservation, source, target) -> str | N
 class _Phases:
     """Times each phase of the turn in device time."""
 
-    def __init__(self, arm, report: TurnReport):
-        self.arm, self.report = arm, report
+    def __init__(self, arm, report: TurnReport, on_start: Callable[[str, TurnReport], None] | None):
+        self.arm, self.report, self.on_start = arm, report, on_start
 
     def __call__(self, name: str):
         phases = self
 
         class _Timer:
             def __enter__(self):
+                if phases.on_start is not None:
+                    phases.on_start(name, phases.report)
                 self.start = phases.arm.device_time()
 
             def __exit__(self, *exc):

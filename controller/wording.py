@@ -12,3 +12,13 @@ def slot_name(layer: int, slot: int) -> str:
     """A slot as the console and the reports name it: layers count from 1 at the bottom, the
     slots 0, 1, 2 run across the layer (docs/cell.md). Never `9.1`, which reads as a number."""
     return f"layer {layer} slot {slot}"
+
+
+def turn_phase(phase: str, report) -> str:
+    """What the robot is doing as a phase of its turn begins (controller/turn.py), in words."""
+    if phase == "place" and report.target:
+        return f"placing the block on {slot_name(*report.target)}"
+    return {"perceive": "looking at the tower", "probe": "testing blocks",
+            "pull": "pushing the chosen block out and pulling it", "place": "placing the block on top",
+            "clear": "moving clear of the tower",
+            "settle": "watching the settling window"}.get(phase, phase)

@@ -129,10 +129,18 @@ class SerialLink:
                 for frame in frames:
                     if not self._accept(frame, now):
                         return
-            if now - self._last_rx_time > self._stall_s:
+            if now - self._last_rx_time > self._stall_s and not self._bytes_waiting():
+                # Bytes waiting in the port mean this thread was kept from reading (a busy host),
+                # not that the device went quiet: they are read on the next pass.
                 self._fail(LinkStalledError(f"nothing from the device on {self.url} for "
                                             f"{(now - self._last_rx_time) * 1000:.0f} ms"))
                 return
+
+    def _bytes_waiting(self) -> bool:
+        try:
+            return self._port.in_waiting > 0
+        except (serial.SerialException, OSError, TypeError, AttributeError):
+            return False
 
     def _accept(self, frame: Frame, now: float) -> bool:
         try:

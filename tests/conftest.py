@@ -26,3 +26,22 @@ def cell_toml():
     """The default cell file's text, for tests that write a changed copy."""
     from hardware.cells import DEFAULT_CELL
     return DEFAULT_CELL.read_text()
+
+
+# What `make check` leaves out: tests that run the simulator or render its cameras, and command
+# line tests that plan through roboticstoolbox or run a benchmark (seconds each).
+SLOW_PATHS = ("tests/hardware/", "tests/perception/test_tower_perception.py",
+              "tests/perception/test_events.py", "tests/perception/test_calibration.py",
+              "tests/controller/test_cli_bench", "tests/controller/test_cli_cell.py")
+# Modules whose tests share one long fixture (a whole match, robot turns): started first, so
+# that the parallel workers do not end with one of them running alone.
+FIRST = ("test_match_hil.py", "test_robot_turns_hil.py", "test_game_bench_hil.py",
+         "test_play_endings_hil.py", "test_stability_vs_sim.py")
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if item.nodeid.startswith(SLOW_PATHS):
+            item.add_marker(pytest.mark.slow)
+    rank = {name: i for i, name in enumerate(FIRST)}
+    items.sort(key=lambda item: rank.get(item.path.name, len(FIRST)))

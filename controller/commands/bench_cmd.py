@@ -18,11 +18,14 @@ from hardware.cells import DEFAULT_CELL
 from planning.policies import POLICIES
 
 SUITES = ("game", "link", "sim", "perception", "safety")
+# run on its own: it loads the machine on purpose
+LOAD = "load"
 
 
 def register(commands: argparse._SubParsersAction) -> None:
-    bench = commands.add_parser("bench", help="benchmarks: game, link, sim, perception, safety")
-    bench.add_argument("--suite", required=True, choices=SUITES + ("all",))
+    bench = commands.add_parser("bench", help="benchmarks: game, link, sim, perception, safety, load")
+    bench.add_argument("--suite", required=True, choices=SUITES + (LOAD, "all"),
+                       help="`all` is every suite but load, which busies the machine on purpose")
     bench.add_argument("--json", metavar="FILE", help="write the figures as JSON")
     bench.add_argument("--cell", default=str(DEFAULT_CELL), metavar="FILE")
     bench.add_argument("--seeds", type=int, default=3,
@@ -41,6 +44,10 @@ def register(commands: argparse._SubParsersAction) -> None:
                        "pty, camera streams), in real time, instead of the fast mode")
     bench.add_argument("--jobs", type=int, default=os.cpu_count() or 1,
                        help="game suite, fast mode: games played at once (default: one per core)")
+    bench.add_argument("--burners", type=int, default=4,
+                       help="load suite: busy processes beside the runs (default %(default)s)")
+    bench.add_argument("--turns", type=int, default=3,
+                       help="load suite: turns of the solo game (default %(default)s)")
     bench.set_defaults(run=run_bench)
 
 
@@ -51,8 +58,9 @@ def machine() -> dict:
 
 def run_bench(args: argparse.Namespace) -> int:
     suites = SUITES if args.suite == "all" else (args.suite,)
-    if args.seeds < 1 or args.scenes < 1 or args.reaches < 1 or args.jobs < 1:
-        raise CommandError("--seeds, --scenes, --reaches and --jobs must be at least 1")
+    if min(args.seeds, args.scenes, args.reaches, args.jobs, args.burners, args.turns) < 1:
+        raise CommandError("--seeds, --scenes, --reaches, --jobs, --burners and --turns must be at "
+                           "least 1")
     if args.max_turns is not None and args.max_turns < 1:
         raise CommandError("--max-turns must be at least 1")
     unknown = set(args.policies.split(",")) - set(POLICIES)
@@ -70,6 +78,8 @@ def run_bench(args: argparse.Namespace) -> int:
             figures, table = _perception(args)
         elif suite == "safety":
             figures, table = _safety(args)
+        elif suite == LOAD:
+            figures, table = _load(args)
         else:
             figures, table = _sim(args)
         figures["wall_s"] = round(time.monotonic() - started, 1)
@@ -170,6 +180,24 @@ def _safety(args: argparse.Namespace) -> tuple[dict, str]:
             ("missed", result.missed, "reaches that never paused the arm"),
             ("false_pauses", result.false_pauses, "while the arm alone moved in and out of the workspace")]
     return figures, _table("safety", rows)
+
+
+def _load(args: argparse.Namespace) -> tuple[dict, str]:
+    from controller.bench.load import measure
+    load(args.cell)                     # a bad cell file fails here, not in four runs
+    result = measure(args.cell, args.first_seed, args.turns, args.burners,
+                     progress=Progress("bench load"))
+    rows = []
+    for condition, runs in result.runs.items():
+        for kind, run in runs.items():
+            rows.append((f"{condition}.{kind}.finished", run.finished,
+                         f"exit {run.exit_code}: {run.last_line[:90]}"))
+            rows.append((f"{condition}.{kind}.pace", round(run.pace, 3),
+                         f"{run.world_s:.0f} s of world time in {run.wall_s:.0f} s"))
+    rows.append(("same_game", result.same_game, "the solo game took the same blocks under load"))
+    rows.append(("loadavg_loaded", round(result.loadavg_loaded, 2),
+                 f"{result.burners} busy processes on {result.cpus} cores"))
+    return result.to_json(), _table("load", rows)
 
 
 def _table(suite: str, rows) -> str:

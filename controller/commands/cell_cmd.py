@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import re
 from typing import TYPE_CHECKING
 
@@ -23,6 +24,8 @@ def register(commands: argparse._SubParsersAction) -> None:
                        help="cell file (default: the bundled default cell)")
     check.add_argument("--layers", default="1-45", metavar="A-B",
                        help="layers to check, e.g. 1-45 or 7 (default %(default)s)")
+    check.add_argument("--jobs", type=int, default=os.cpu_count() or 1,
+                       help="processes to plan in (default: one per core)")
     check.set_defaults(run=run_check)
 
 
@@ -48,8 +51,10 @@ def run_check(args: argparse.Namespace) -> int:
     from planning.reachability import check_reach   # the kinematics: seconds to import
 
     layers = parse_layers(args.layers)
+    if args.jobs < 1:
+        raise CommandError("--jobs must be at least 1")
     cell = load(args.cell)
-    results = check_reach(cell, layers, progress=Progress("cell check"))
+    results = check_reach(cell, layers, progress=Progress("cell check"), jobs=args.jobs)
     print(render(cell.name, layers, results))
     return 0 if all(r.ok for r in results) else EXIT_FAILED
 

@@ -9,7 +9,7 @@ import json
 
 from controller.commands.cell_cmd import load
 from controller.commands.common import EXIT_FAILED, CommandError
-from controller.wording import plural
+from controller.wording import plural, slot_name, turn_phase
 from hardware.cells import DEFAULT_CELL
 from planning.rules import VARIANT_NAMES, Scoring
 
@@ -96,20 +96,22 @@ def settle_options(args: argparse.Namespace) -> None:
 
 
 def _describe(report) -> str:
-    probes = ", ".join(f"{p.layer}.{p.slot} {p.peak_force_n:.2f} N/{p.travel_mm:.1f} mm"
+    probes = ", ".join(f"{slot_name(p.layer, p.slot)} {p.peak_force_n:.2f} N/{p.travel_mm:.1f} mm"
                        for p in report.probes)
     phases = " ".join(f"{k} {v:.1f}" for k, v in report.phases_s.items())
-    took = f"layer {report.source[0]} slot {report.source[1]}" if report.source else "nothing"
-    to = f"layer {report.target[0]} slot {report.target[1]}" if report.target else "-"
+    took = slot_name(*report.source) if report.source else "nothing"
+    to = slot_name(*report.target) if report.target else "-"
     return (f"turn {report.number}: took {took} (block {report.block}) -> {to}; "
             f"{'legal' if report.legal else 'ILLEGAL'}{'; THE TOWER FELL' if report.fell else ''}; "
-            f"probes [{probes}]; {report.duration_s:.1f} s ({phases}); "
+            f"probes [{probes}]; {report.duration_s:.1f} s of world time ({phases}); "
             f"stories {report.stories or '?'}")
 
 
 def write_report(path: str, result) -> None:
     turns = [dataclasses.asdict(t) | {"duration_s": t.duration_s} for t in result.turns]
-    document = {"turns": turns, "stories": result.stories, "fell": result.fell, "error": result.error}
+    document = {"turns": turns, "stories": result.stories, "fell": result.fell, "error": result.error,
+                "tower": result.tower, "world_s": round(result.world_s, 3),
+                "wall_s": round(result.wall_s, 3), "pace": round(result.pace, 3)}
     with open(path, "w") as out:
         json.dump(document, out, indent=1, default=lambda o: o.item() if hasattr(o, "item") else str(o))
 
@@ -141,7 +143,9 @@ def run_play(args: argparse.Namespace) -> int:
         # A simulator sharing this computer with the controller can be paused for a few hundred
         # milliseconds when the machine is busy: give its link that much slack.
         with CellLink(cell, serial, cameras, stall_s=None if args.serial else SIM_STALL_S) as link:
-            result = play_solo(link, args.turns, on_turn=lambda r: print(_describe(r), flush=True))
+            result = play_solo(link, args.turns, on_turn=lambda r: print(_describe(r), flush=True),
+                               on_phase=lambda phase, r: print(
+                                   f"  turn {r.number}: {turn_phase(phase, r)}", flush=True))
     except (CellLinkError, ArmError) as exc:
         raise CommandError(str(exc), EXIT_FAILED) from None
     finally:
@@ -152,6 +156,8 @@ def run_play(args: argparse.Namespace) -> int:
     print(f"result: {plural(len(result.turns), 'turn')}, "
           f"{'all legal' if result.all_legal else 'NOT all legal'}, "
           f"tower {result.tower}, {result.stories or '?'} stories"
+          + (f"; {result.world_s:.0f} s of world time in {result.wall_s:.0f} s "
+             f"(pace {result.pace:.2f})" if result.world_s > 0 else "")
           + (f"; stopped: {result.error}" if result.error else ""), flush=True)
     print(solo_record_line(args, cell, result), flush=True)
     return 0 if result.ok and len(result.turns) == args.turns else EXIT_FAILED

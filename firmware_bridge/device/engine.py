@@ -153,16 +153,7 @@ class DeviceEngine:
         self._now = now
         self._state = state = self.hardware.read()
         self._recent_wrench.append(state.wrench.copy())
-        corrupt_before = self._decoder.frames_corrupt
-        frames = self._decoder.feed(bytes(self._inbox))
-        self._inbox.clear()
-        self.stats.frames_corrupt = self._decoder.frames_corrupt
-        if self._decoder.frames_corrupt > corrupt_before and self._handshaken:
-            self._latch(Fault.COMM)
-        for frame in frames:
-            self.stats.frames_ok += 1
-            self._last_rx = now
-            self._handle(frame)
+        self._read_commands(now)
         if self._handshaken and self._last_rx is not None and now - self._last_rx > self.config.watchdog_s:
             self._latch(Fault.WATCHDOG)
         self._safety(state)
@@ -173,6 +164,26 @@ class DeviceEngine:
         self._ticks += 1
         if self._ticks % self._telemetry_every == 0:
             self._emit(self._telemetry())
+
+    def serve_link(self, now: float) -> None:
+        """Read and answer the host's commands without a control tick: for a device whose world
+        stands still for a moment (a simulated cell waiting for its renderer on a busy machine).
+        The link stays alive; nothing moves and no device time passes."""
+        self._now = now
+        self._state = self.hardware.read()
+        self._read_commands(now)
+
+    def _read_commands(self, now: float) -> None:
+        corrupt_before = self._decoder.frames_corrupt
+        frames = self._decoder.feed(bytes(self._inbox))
+        self._inbox.clear()
+        self.stats.frames_corrupt = self._decoder.frames_corrupt
+        if self._decoder.frames_corrupt > corrupt_before and self._handshaken:
+            self._latch(Fault.COMM)
+        for frame in frames:
+            self.stats.frames_ok += 1
+            self._last_rx = now
+            self._handle(frame)
 
     # --- commands -----------------------------------------------------------------------------
 

@@ -155,16 +155,28 @@ class CameraServer:
     def watched(self) -> bool:
         return any(slot.viewers for slot in self.slots.values())
 
-    def offer(self, data: mujoco.MjData) -> None:
-        """Called by the physics loop: if the renderer is free, hand it this moment to render."""
+    @property
+    def rendering(self) -> bool:
+        """The renderer is at work on a moment it was handed."""
+        return self._busy.is_set()
+
+    def offer(self, data: mujoco.MjData) -> bool:
+        """Called by the physics loop: if the renderer is free and someone watches, hand it this
+        moment to render; says whether it did."""
         if self._busy.is_set() or self._conn is None:
-            return
+            return False
         names = [n for n, slot in self.slots.items() if slot.viewers]
         if not names:
-            return
+            return False
         self._busy.set()
-        self._conn.send((float(data.time), data.qpos.copy(), data.mocap_pos.copy(),
-                         data.mocap_quat.copy(), names))
+        try:
+            self._conn.send((float(data.time), data.qpos.copy(), data.mocap_pos.copy(),
+                             data.mocap_quat.copy(), names))
+        except (OSError, BrokenPipeError):
+            self._conn = None        # the renderer is gone: the world goes on without pictures
+            self._busy.clear()
+            return False
+        return True
 
     def _receive(self) -> None:
         while not self._stop.is_set():
@@ -172,7 +184,8 @@ class CameraServer:
                 if not self._conn.poll(0.2):
                     continue
                 sim_time, name, jpeg = self._conn.recv()
-            except (EOFError, OSError):
+            except (EOFError, OSError, AttributeError):
+                self._busy.clear()           # the renderer has gone: nobody waits for it
                 return
             if name is None:              # every camera of that moment is rendered
                 self._busy.clear()

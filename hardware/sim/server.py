@@ -1,13 +1,20 @@
 """`jenga-robot sim serve`: the simulated cell as hardware. The device engine (the arm's firmware)
 runs against the physics at 1 kHz of simulated time and talks over a pty; the cameras stream MJPEG
-over HTTP. Simulated time never runs faster than the wall clock: the loop keeps it in step when the
-physics is fast enough, and when it is not, lets it fall behind for good rather than catch up.
+over HTTP.
+
+World time never runs faster than the wall clock: the loop keeps it in step when the machine is fast
+enough, and when it is not, the whole world runs slower rather than catching up in bursts. That
+includes the cameras: a watched camera gets a frame at least every MAX_FRAME_GAP_S of world time,
+and when the renderer (a process of its own) is behind, the world waits for it. While the world
+waits the device keeps answering on the serial link (engine.serve_link), so a busy machine plays
+slower but never looks like a dead device. `pace()` reports the world-to-wall ratio.
 """
 
 from __future__ import annotations
 
 import threading
 import time
+from collections import deque
 
 import numpy as np
 
@@ -21,6 +28,15 @@ from hardware.sim.virtual_firmware import SimHardware, device_config
 from hardware.sim.world import SimWorld
 from planning.cell.model import Cell
 from planning.tower import TowerState
+
+
+# A watched camera goes no longer than this (world time) without a frame: the renderer gives about
+# 10 frames a second of an idle machine's wall time, so this holds the world only when it is busy.
+MAX_FRAME_GAP_S = 0.2
+HOLD_SLICE_S = 0.002        # wall seconds between answers on the link while the world waits
+# A renderer that takes longer than this (wall time) for one moment is stuck, not slow: the world
+# goes on without waiting for it, as a real cell goes on when a camera drops frames.
+MAX_HOLD_S = 5.0
 
 
 class SimServer:
@@ -48,6 +64,8 @@ class SimServer:
         self._thread = threading.Thread(target=self._loop, name="sim-server", daemon=True)
         self._frame_period = frame_period(cell.cameras)
         self.steps = 0
+        self.held_s = 0.0            # wall seconds the world waited for the renderer
+        self._pace: deque[tuple[float, float]] = deque(maxlen=64)   # (wall, world) samples
 
     @property
     def serial_path(self) -> str:
@@ -134,6 +152,13 @@ class SimServer:
             self.truth.reference()
             return {"arranged": [list(m) for m in moved], "time": self.world.time}
 
+    def pace(self) -> float:
+        """World seconds per wall second over the last few seconds (1.0: real time)."""
+        samples = list(self._pace)
+        if len(samples) < 2 or samples[-1][0] <= samples[0][0]:
+            return 1.0
+        return (samples[-1][1] - samples[0][1]) / (samples[-1][0] - samples[0][0])
+
     def reset_device(self) -> None:
         """Power-cycle the arm's controller (fault injection): the physics goes on."""
         with self._lock:
@@ -143,19 +168,39 @@ class SimServer:
         world, engine = self.world, self.engine
         start_wall = time.monotonic()
         start_sim = world.time
-        next_frame = world.time
+        next_frame = last_frame = world.time
+        hold_since = None
         while not self._stop.is_set():
             with self._lock:
                 engine.receive(self.port.read())
-                engine.tick(world.time)
+                held = self._frame_overdue(last_frame)
+                if held:
+                    hold_since = hold_since or time.monotonic()
+                    if time.monotonic() - hold_since > MAX_HOLD_S:
+                        held, last_frame = False, world.time
+                else:
+                    hold_since = None
+                if held:
+                    engine.serve_link(world.time)
+                else:
+                    engine.tick(world.time)
                 self.port.write(engine.take_output())
-                self.person.step()
-                world.step(1)
-                self.steps += 1
-                if self.cameras is not None and world.time >= next_frame:
-                    next_frame = world.time + self._frame_period
-                    self.cameras.offer(world.data)
-            if self.realtime:
+                if not held:
+                    self.person.step()
+                    world.step(1)
+                    self.steps += 1
+                    if self.cameras is not None and world.time >= next_frame \
+                            and self.cameras.offer(world.data):
+                        next_frame = world.time + self._frame_period
+                        last_frame = world.time
+                    if self.steps % 100 == 0:
+                        self._pace.append((time.monotonic(), world.time))
+            if held:
+                before = time.monotonic()
+                time.sleep(HOLD_SLICE_S)
+                start_sim, start_wall = world.time, time.monotonic()
+                self.held_s += start_wall - before
+            elif self.realtime:
                 ahead = (world.time - start_sim) - (time.monotonic() - start_wall)
                 if ahead > 0.002:
                     time.sleep(ahead)
@@ -164,3 +209,9 @@ class SimServer:
                     # A burst would run simulated time faster than real time, and the firmware's
                     # watchdog (in simulated time) would miss heartbeats sent in real time.
                     start_sim, start_wall = world.time, time.monotonic()
+
+    def _frame_overdue(self, last_frame: float) -> bool:
+        """A watched camera is owed a frame and the renderer is still busy: the world waits."""
+        cameras = self.cameras
+        return (cameras is not None and cameras.rendering and cameras.watched
+                and self.world.time - last_frame >= MAX_FRAME_GAP_S)

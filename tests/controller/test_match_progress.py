@@ -153,3 +153,14 @@ def test_the_tower_a_log_leaves_includes_a_move_placed_before_its_turn_ended():
     across = MatchProgress.from_events(_log({"event": "round_start", "tower": FRESH}, *turn,
                                             *person))
     assert across.placed == ((7, 0), None) and across.expected_tower() == after
+
+
+def test_the_probes_of_a_turn_cut_short_count_with_its_restart():
+    """The console's count of a resumed turn's probes agrees with the report's: both attempts."""
+    probe = {"event": "probe", "turn": 1, "layer": 6, "slot": 1, "peak_force_n": 0.2,
+             "travel_mm": 4.0, "threshold_n": 0.6}
+    events = _log({"event": "round_start", "tower": FRESH},
+                  {"event": "turn_start", "player": "robot", "turn": 1, "t": 0.0}, probe,
+                  {"event": "note", "text": "resumed: round 1, robot's turn 1"}, dict(probe, slot=2))
+    progress = MatchProgress.from_events(events)
+    assert progress.open_turn.number == 1 and progress.open_turn.probes == 2

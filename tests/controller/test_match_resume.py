@@ -28,6 +28,9 @@ class Arm:
     def device_time(self) -> float:
         return self.t
 
+    def on_telemetry(self, listener) -> None:
+        pass                  # no telemetry flows: nothing moves
+
     def wait_for(self, predicate, timeout_s):
         while not predicate(SimpleNamespace(device_time=self.t)):
             self.t += 0.05

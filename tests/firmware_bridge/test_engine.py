@@ -359,3 +359,24 @@ def test_the_safety_input_holds_the_fingers_and_outlasts_a_rate_the_host_sets(be
     bench.arm.presence = False
     _run_for(bench, int(bench.engine.config.presence_hold_s * 1000) + 500)
     assert bench.arm.gripper_width == pytest.approx(0.04, abs=1e-6)
+
+
+def test_a_held_world_still_answers_the_host_and_nothing_moves():
+    """A simulated cell waiting for its renderer holds its world; the device keeps answering on
+    the link (so the host sees it alive), sends no telemetry of a time that did not pass, and
+    moves nothing."""
+    bench = Bench()
+    bench.ready()
+    setpoint = bench.arm.read().q.copy()
+    bench.inbox.clear()
+    for _ in range(500):                  # half a second of wall time, no device time
+        seq = bench.send(m.Heartbeat())
+        bench.engine.serve_link(bench.t)
+        bench.inbox += [m.decode(f.type, f.body)
+                        for f in bench.decoder.feed(bench.engine.take_output())]
+        assert isinstance(bench.reply(seq), m.Ack)
+    assert not any(isinstance(msg, m.Telemetry) for msg in bench.inbox)
+    assert not any(isinstance(msg, m.Event) and msg.kind == m.EventKind.FAULT for msg in bench.inbox)
+    np.testing.assert_array_equal(bench.arm.read().q, setpoint)
+    bench.tick(4)                           # the world goes on from the same moment
+    assert isinstance(bench.inbox[-1], m.Telemetry) and not bench.inbox[-1].status & m.Status.FAULT

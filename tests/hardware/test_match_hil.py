@@ -20,24 +20,12 @@ import pytest
 from controller.match_log import read_events
 from controller.match_progress import MatchProgress
 from controller.match_runner import ROBOT
+from tests.hardware.processes import children
 
 pytestmark = pytest.mark.hil
 
 WINDOW_S = 10.0
 PLAY = [sys.executable, "-m", "controller.cli", "play"]
-
-
-def _children(pid: int) -> list[int]:
-    out = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-            except OSError:
-                continue
-            if int(fields[1]) == pid:
-                out.append(int(entry.name))
-    return out
 
 
 def _wait_for_event(log: Path, process: subprocess.Popen, wanted, timeout_s: float) -> dict:
@@ -65,7 +53,7 @@ def played(tmp_path_factory):
     try:
         # killed mid-turn: the robot has made its first test push and is still at work
         _wait_for_event(log, first, lambda e: e["event"] == "probe", timeout_s=600)
-        cell = _children(first.pid)
+        cell = children(first.pid)
         first.kill()
         first.wait(timeout=30)
     finally:

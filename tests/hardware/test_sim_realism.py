@@ -46,9 +46,10 @@ def test_a_loose_block_slides_with_the_push_a_tight_one_does_not(probed):
             assert result.block_travel < 0.002
 
 
-def test_figures_are_reproducible_for_a_seed(default_cell):
-    a = measure(default_cell, 2, drift_s=1.0, layers=range(1, 2), awake_drift=False, rtf_s=0.2)
-    b = measure(default_cell, 2, drift_s=1.0, layers=range(1, 2), awake_drift=False, rtf_s=0.2)
+def test_figures_are_reproducible_for_a_seed_however_many_processes_measure_them(default_cell):
+    a = measure(default_cell, 2, drift_s=1.0, layers=range(1, 3), awake_drift=False, rtf_s=0.2)
+    b = measure(default_cell, 2, drift_s=1.0, layers=range(1, 3), awake_drift=False, rtf_s=0.2,
+                jobs=2)
     assert a.probe_peak_n == b.probe_peak_n
     assert (a.drift_mm_max, a.loose_fraction, a.forced_push_others_mm) == \
         (b.drift_mm_max, b.loose_fraction, b.forced_push_others_mm)
@@ -68,4 +69,6 @@ def test_sim_check_command_writes_every_figure(tmp_path):
     assert len(figures["probe_peak_n"]) == 2 and len(figures["probe_peak_n"][0]) == 3
     assert figures["drift_mm_max"] <= 0.2
     assert (run.returncode == 0) == all(figures["meets_targets"].values())
+    # the machine's speed is reported, never judged: a busy machine is not a bad simulator
+    assert "rtf" not in figures["meets_targets"] and figures["rtf"] > 0
     assert "loose_fraction" in run.stdout

@@ -1,0 +1,59 @@
+"""A busy machine plays slower, never stops: when the renderer falls behind, the simulated world
+waits for it (a watched camera gets a frame every MAX_FRAME_GAP_S of world time at least), and
+while it waits the device keeps answering on the serial link."""
+
+import numpy as np
+import pytest
+
+from firmware_bridge.client import ArmClient
+from hardware.sim.server import MAX_FRAME_GAP_S, SimServer
+
+pytestmark = pytest.mark.hil
+
+
+class SlowRenderer:
+    """Stands in for the camera server on a machine so busy that a frame takes `wall_s`."""
+
+    watched = True
+
+    def __init__(self, wall_s: float):
+        import time
+        self._clock = time.monotonic
+        self.wall_s = wall_s
+        self.done_at = 0.0
+        self.moments: list[float] = []
+
+    @property
+    def rendering(self) -> bool:
+        return self._clock() < self.done_at
+
+    def offer(self, data) -> bool:
+        if self.rendering:
+            return False
+        self.done_at = self._clock() + self.wall_s
+        self.moments.append(float(data.time))
+        return True
+
+    def start(self):
+        return self
+
+    def stop(self) -> None:
+        pass
+
+
+def test_the_world_waits_for_a_slow_renderer_and_the_link_stays_alive(default_cell):
+    server = SimServer(default_cell, 1, cameras=False)
+    server.cameras = renderer = SlowRenderer(wall_s=0.6)
+    with server:
+        # a tight stall limit: each wait for the renderer lasts longer than it
+        with ArmClient(server.serial_path, stall_s=0.15) as arm:
+            start = arm.telemetry().device_time
+            arm.enable()
+            done = arm.wait_for(lambda t: t.device_time >= start + 0.9, timeout_s=2.0)
+            assert done.status & 0x080 == 0            # no fault: the watchdog was fed throughout
+    gaps = np.diff(renderer.moments)
+    assert len(gaps) >= 4
+    assert gaps.max() <= MAX_FRAME_GAP_S + 0.002      # world time between frames, never more
+    # the world waited for every late frame, each time longer than the stall limit
+    assert server.held_s > 0.3 * (len(gaps) - 1)
+    assert server.pace() < 0.9
