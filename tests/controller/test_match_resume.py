@@ -114,5 +114,5 @@ def test_a_turn_that_closed_before_its_end_was_logged_gets_its_end(tmp_path, def
 
 def test_a_tower_that_is_not_the_one_the_log_left_stops_the_match(tmp_path, default_cell):
     runner, _, _ = _resumed(tmp_path, default_cell, _robot_turn(), FRESH)
-    with pytest.raises(MatchError, match=r"5\.1 full, 19\.0 empty.*resume again"):
+    with pytest.raises(MatchError, match=r"layer 5 slot 1 full, layer 19 slot 0 empty.*resume again"):
         runner._resume_round()
