@@ -51,14 +51,26 @@ def segment_box_distance(start: np.ndarray, end: np.ndarray, low: np.ndarray,
 
 
 def segments_box_distance(starts: np.ndarray, ends: np.ndarray, low: np.ndarray,
-                          high: np.ndarray, step: float = 0.005) -> np.ndarray:
-    """`segment_box_distance` for many segments (K, 3) at once."""
+                          high: np.ndarray, step: float = 0.005,
+                          at_least: np.ndarray | None = None) -> np.ndarray:
+    """`segment_box_distance` for many segments (K, 3) at once. Rows whose sampled figure
+    could not be below `at_least` (K,) are given a lower bound instead (from the segment's
+    bounding box), without sampling: far from the box, only "far enough" matters."""
     lengths = np.linalg.norm(ends - starts, axis=1)
     n = max(2, int(np.ceil(lengths.max() / step)) + 1)
-    ts = np.linspace(0.0, 1.0, n)
-    points = starts[:, None, :] + ts[None, :, None] * (ends - starts)[:, None, :]
-    d = point_box_distance(points.reshape(-1, 3), low, high).reshape(len(starts), n)
-    return d.min(axis=1) - lengths / (n - 1) / 2.0
+    half_step = lengths / (n - 1) / 2.0
+    # every sample lies in the segment's bounding box, so none is nearer the box than it
+    lows = np.minimum(starts, ends)
+    bound = point_box_distance(lows, low - (np.maximum(starts, ends) - lows), high)
+    out = bound - half_step
+    near = np.ones(len(starts), bool) if at_least is None else out < at_least
+    if near.any():
+        s, e = starts[near], ends[near]
+        ts = np.linspace(0.0, 1.0, n)
+        points = s[:, None, :] + ts[None, :, None] * (e - s)[:, None, :]
+        d = point_box_distance(points.reshape(-1, 3), low, high).reshape(len(s), n)
+        out[near] = d.min(axis=1) - half_step[near]
+    return out
 
 
 def segments_distance(p0: np.ndarray, p1: np.ndarray, q0: np.ndarray, q1: np.ndarray) -> np.ndarray:
@@ -106,45 +118,68 @@ class CollisionChecker:
                  exempt: tuple[str, ...] = (), held: HeldBlock | None = None,
                  fine_margin: float | None = None) -> list[Contact]:
         """Every capsule closer than `tower_margin` to the tower box (`fine_margin` for the thin
-        parts, when given), or than its table margin to the table. Parts named in `exempt` may
-        touch the tower (the probe while it pushes, a block while it is pulled or set down)."""
-        low, high = self.tower.box(tower_layers)
-        caps = self.arm.link_capsules(q, held)
-        fine = np.array([n in FINE_PARTS for n in caps.names])
-        found = []
-        checked = np.array([n not in exempt for n in caps.names])
-        starts = self.tower.to_tower(caps.starts[checked])
-        ends = self.tower.to_tower(caps.ends[checked])
-        clearance = segments_box_distance(starts, ends, low, high) - caps.radii[checked]
-        margins = np.where(fine[checked] & (fine_margin is not None),
-                           fine_margin if fine_margin is not None else 0.0, tower_margin)
-        names = [n for n, c in zip(caps.names, checked) if c]
-        for i in np.flatnonzero(clearance < margins):
-            found.append(Contact(names[i], "tower", float(clearance[i])))
-        table = np.minimum(caps.starts[:, 2], caps.ends[:, 2]) - caps.radii
-        table_margins = np.where(fine, TABLE_MARGIN_FINE, TABLE_MARGIN)
-        for i in np.flatnonzero(table < table_margins):
-            if caps.names[i] != "base":
-                found.append(Contact(caps.names[i], "table", float(table[i])))
-        return found + self._curtain_contacts(caps) + _self_contacts(caps)
-
-    def _curtain_contacts(self, caps) -> list[Contact]:
-        """Parts closer than the curtain's keep-out to its plane: the robot stays on the tower's
-        side, out of the players' space, and never breaks a beam itself. (A capsule is nearest a
-        plane at one of its ends.)"""
-        curtain = self.arm.cell.curtain
-        if curtain is None:
-            return []
-        normal, offset = curtain.plane()
-        ends = np.minimum(caps.starts[:, :2] @ normal, caps.ends[:, :2] @ normal)
-        clearance = ends - offset - caps.radii
-        return [Contact(caps.names[i], "curtain", float(clearance[i]))
-                for i in np.flatnonzero(clearance < curtain.keep_out)]
+        parts, when given), or than its table margin to the table, or than the curtain's keep-out
+        to its plane, and every tool part too close to a big link of the arm. Parts named in
+        `exempt` may touch the tower (the probe while it pushes, a block while it is pulled or
+        set down)."""
+        caps = self.arm.link_capsules_many(np.asarray(q, float)[None, :], held)
+        clearance, required, labels = self._clearances(caps, tower_layers, tower_margin, exempt,
+                                                       fine_margin)
+        return [Contact(*labels[i], float(clearance[0, i]))
+                for i in np.flatnonzero(clearance[0] < required)]
 
     def is_clear(self, q: np.ndarray, tower_layers: float, tower_margin: float,
                  exempt: tuple[str, ...] = (), held: HeldBlock | None = None,
                  fine_margin: float | None = None) -> bool:
-        return not self.contacts(q, tower_layers, tower_margin, exempt, held, fine_margin)
+        return bool(self.clear_many(np.asarray(q, float)[None, :], tower_layers, tower_margin,
+                                    exempt, held, fine_margin)[0])
+
+    def clear_many(self, qs: np.ndarray, tower_layers: float, tower_margin: float,
+                   exempt: tuple[str, ...] = (), held: HeldBlock | None = None,
+                   fine_margin: float | None = None) -> np.ndarray:
+        """`is_clear` for N configurations (N, J) at once: (N,) booleans."""
+        caps = self.arm.link_capsules_many(qs, held)
+        clearance, required, _ = self._clearances(caps, tower_layers, tower_margin, exempt,
+                                                  fine_margin)
+        return np.all(clearance >= required, axis=1)
+
+    def _clearances(self, caps, tower_layers, tower_margin, exempt, fine_margin):
+        """Every check of N configurations: clearances (N, C), what each must keep (C,) and
+        what each is between ((part, obstacle), C of them). Checks: capsules against the tower,
+        the table and the curtain's plane; tool parts against the big links."""
+        names, radii = caps.names, caps.radii
+        n = caps.starts.shape[0]
+        fine = np.array([name in FINE_PARTS for name in names])
+        checked = np.array([name not in exempt for name in names])
+        low, high = self.tower.box(tower_layers)
+        starts = self.tower.to_tower(caps.starts[:, checked].reshape(-1, 3))
+        ends = self.tower.to_tower(caps.ends[:, checked].reshape(-1, 3))
+        tower_required = np.where(fine[checked] & (fine_margin is not None),
+                                  fine_margin if fine_margin is not None else 0.0, tower_margin)
+        tower = (segments_box_distance(starts, ends, low, high,
+                                       at_least=np.tile(tower_required + radii[checked], n))
+                 .reshape(n, -1) - radii[checked])
+        labels = [(name, "tower") for name, c in zip(names, checked) if c]
+        table = np.minimum(caps.starts[..., 2], caps.ends[..., 2]) - radii
+        table_required = np.where(fine, TABLE_MARGIN_FINE, TABLE_MARGIN)
+        table_required = np.where(np.array(names) == "base", -np.inf, table_required)
+        labels += [(name, "table") for name in names]
+        columns, required = [tower, table], [tower_required, table_required]
+        curtain = self.arm.cell.curtain
+        if curtain is not None:
+            normal, offset = curtain.plane()
+            near = np.minimum(caps.starts[..., :2] @ normal, caps.ends[..., :2] @ normal)
+            columns.append(near - offset - radii)
+            required.append(np.full(len(names), curtain.keep_out))
+            labels += [(name, "curtain") for name in names]
+        a, b, margin = _self_pairs(tuple(names))
+        pair = (segments_distance(caps.starts[:, a].reshape(-1, 3), caps.ends[:, a].reshape(-1, 3),
+                                  caps.starts[:, b].reshape(-1, 3), caps.ends[:, b].reshape(-1, 3))
+                .reshape(n, -1) - radii[a] - radii[b])
+        columns.append(pair)
+        required.append(margin)
+        labels += [(names[i], names[j]) for i, j in zip(a, b)]
+        return np.concatenate(columns, axis=1), np.concatenate(required), labels
 
 
 @functools.lru_cache(maxsize=8)
@@ -156,14 +191,6 @@ def _self_pairs(names: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray, np.ndar
     a, b = np.repeat(tool, len(links)), np.tile(links, len(tool))
     margin = np.where(np.array(names)[a] == "held", HELD_SELF_MARGIN, SELF_MARGIN)
     return a, b, margin
-
-
-def _self_contacts(caps) -> list[Contact]:
-    a, b, margin = _self_pairs(tuple(caps.names))
-    clearance = (segments_distance(caps.starts[a], caps.ends[a], caps.starts[b], caps.ends[b])
-                 - caps.radii[a] - caps.radii[b])
-    return [Contact(caps.names[a[k]], caps.names[b[k]], float(clearance[k]))
-            for k in np.flatnonzero(clearance < margin)]
 
 
 def describe(contacts: list[Contact]) -> str:

@@ -33,7 +33,8 @@ class HeldBlock:
 
 @dataclass(frozen=True)
 class CapsuleSet:
-    """World capsules of one configuration: names (K,), starts and ends (K, 3), radii (K,)."""
+    """World capsules of one configuration: names (K,), starts and ends (K, 3), radii (K,); of N
+    configurations (`link_capsules_many`), starts and ends (N, K, 3)."""
 
     names: tuple[str, ...]
     starts: np.ndarray
@@ -106,10 +107,35 @@ class ArmModel:
         return self.ik_all(target, frame, q_seed, accept, extra_seeds, tol, first=True)[0]
 
     def ik_all(self, target: SE3, frame: str, q_seed: np.ndarray, accept=None,
-               extra_seeds: int = 12, tol: float = 1e-12, first: bool = False) -> list[np.ndarray]:
+               extra_seeds: int = 12, tol: float = 1e-12, first: bool = False,
+               accept_many=None) -> list[np.ndarray]:
         """Every distinct accepted configuration the seeds of `ik` find, nearest to `q_seed`
         first (with `first`, the seeded answer alone when it is accepted). Raises IKError when
-        none is found."""
+        none is found. `accept_many` is `accept` for N configurations at once ((N,) booleans):
+        every seed's answer is then judged in one go."""
+        if accept_many is not None and not first:
+            answers, reasons = self._solve(target, frame, q_seed, None, extra_seeds, tol, False,
+                                           distinct=False)
+            ok = accept_many(np.array(answers)) if answers else []
+            found = []
+            for q, good in zip(answers, ok):
+                if not good:
+                    reasons.append("rejected (collision)")
+                elif all(_distance(q, other) > SAME_BRANCH for other in found):
+                    found.append(q)
+        else:
+            found, reasons = self._solve(target, frame, q_seed, accept, extra_seeds, tol, first)
+        if not found:
+            p = target.t
+            why = max(set(reasons), key=reasons.count) if reasons else "no solution"
+            raise IKError(f"no joint configuration puts the {frame} at "
+                          f"({p[0]:.3f}, {p[1]:.3f}, {p[2]:.3f}) m: {why}")
+        return sorted(found, key=lambda q: _distance(q, q_seed))
+
+    def _solve(self, target: SE3, frame: str, q_seed: np.ndarray, accept, extra_seeds: int,
+               tol: float, first: bool, distinct: bool = True) -> tuple[list[np.ndarray], list[str]]:
+        """(answers, reasons seeds failed), in seed order: the accepted answers within the
+        limits, only the first of near-identical ones when `distinct`."""
         flange_target = target * self._frame(frame).inv()
         seeds = [np.asarray(q_seed, float), self.home]
         # Seeded by the target so the same request always gives the same answer.
@@ -129,33 +155,33 @@ class ArmModel:
             if accept is not None and not accept(q):
                 reasons.append("rejected (collision)")
                 continue
-            if all(_distance(q, other) > SAME_BRANCH for other in found):
+            if not distinct or all(_distance(q, other) > SAME_BRANCH for other in found):
                 found.append(q)
             if i == 0 and first:
                 break  # the seeded answer is the natural continuation of the current motion
-        if not found:
-            p = target.t
-            why = max(set(reasons), key=reasons.count) if reasons else "no solution"
-            raise IKError(f"no joint configuration puts the {frame} at "
-                          f"({p[0]:.3f}, {p[1]:.3f}, {p[2]:.3f}) m: {why}")
-        return sorted(found, key=lambda q: _distance(q, q_seed))
+        return found, reasons
 
     # --- collision geometry -------------------------------------------------------------------
 
     def joint_frames(self, q: np.ndarray) -> np.ndarray:
-        """(J+1, 4, 4) world frames of the base and of every link, by standard DH in plain numpy
-        (the collision checker calls this thousands of times per plan)."""
-        q = np.asarray(q, float)
-        frames = np.empty((self.n + 1, 4, 4))
-        frames[0] = self._base
+        """(J+1, 4, 4) world frames of the base and of every link, by standard DH in plain numpy."""
+        return self.joint_frames_many(np.asarray(q, float)[None, :])[0]
+
+    def joint_frames_many(self, qs: np.ndarray) -> np.ndarray:
+        """(N, J+1, 4, 4) frames for N configurations at once: the collision checker asks about
+        thousands of configurations per plan, a path's worth at a time."""
+        qs = np.atleast_2d(np.asarray(qs, float))
+        frames = np.empty((len(qs), self.n + 1, 4, 4))
+        frames[:, 0] = self._base
+        link = np.zeros((len(qs), 4, 4))
+        link[:, 3, 3] = 1.0
         for i, (d, a, ca, sa, offset) in enumerate(self._dh):
-            theta = q[i] + offset
+            theta = qs[:, i] + offset
             ct, st = np.cos(theta), np.sin(theta)
-            link = np.array([[ct, -st * ca, st * sa, a * ct],
-                             [st, ct * ca, -ct * sa, a * st],
-                             [0.0, sa, ca, d],
-                             [0.0, 0.0, 0.0, 1.0]])
-            frames[i + 1] = frames[i] @ link
+            link[:, 0, 0], link[:, 0, 1], link[:, 0, 2], link[:, 0, 3] = ct, -st * ca, st * sa, a * ct
+            link[:, 1, 0], link[:, 1, 1], link[:, 1, 2], link[:, 1, 3] = st, ct * ca, -ct * sa, a * st
+            link[:, 2, 1], link[:, 2, 2], link[:, 2, 3] = sa, ca, d
+            frames[:, i + 1] = frames[:, i] @ link
         return frames
 
     def link_capsules(self, q: np.ndarray, held: HeldBlock | None = None) -> CapsuleSet:
@@ -164,30 +190,36 @@ class ArmModel:
         A standard-DH link i runs from frame i-1 along its z axis by d_i, then along x_i by a_i;
         each leg becomes a capsule with the link's radius. The base link (first leg of link 1)
         stands on the table and is named "base"."""
-        frames = self.joint_frames(q)
+        many = self.link_capsules_many(np.asarray(q, float)[None, :], held)
+        return CapsuleSet(many.names, many.starts[0], many.ends[0], many.radii)
+
+    def link_capsules_many(self, qs: np.ndarray, held: HeldBlock | None = None) -> CapsuleSet:
+        """`link_capsules` for N configurations: starts and ends (N, K, 3)."""
+        frames = self.joint_frames_many(qs)
         starts, ends = [], []
         for i, link in enumerate(self.cell.arm.links):
-            origin, z = frames[i][:3, 3], frames[i][:3, 2]
+            origin, z = frames[:, i, :3, 3], frames[:, i, :3, 2]
             elbow = origin + z * link.d
             if abs(link.d) > 1e-9:
                 starts.append(origin)
                 ends.append(elbow)
             if abs(link.a) > 1e-9:
                 starts.append(elbow)
-                ends.append(frames[i + 1][:3, 3])
-        flange = frames[-1]
-        rot, pos = flange[:3, :3], flange[:3, 3]
-        starts += list(self._tool_starts @ rot.T + pos)
-        ends += list(self._tool_ends @ rot.T + pos)
+                ends.append(frames[:, i + 1, :3, 3])
+        rot, pos = frames[:, -1, :3, :3], frames[:, -1, :3, 3]
+        starts = np.concatenate([np.stack(starts, axis=1),
+                                 np.einsum("kj,nij->nki", self._tool_starts, rot) + pos[:, None]], axis=1)
+        ends = np.concatenate([np.stack(ends, axis=1),
+                               np.einsum("kj,nij->nki", self._tool_ends, rot) + pos[:, None]], axis=1)
         names, radii = self._capsule_names, self._capsule_radii
         if held is not None:
             grasp = pos + rot @ self._grasp_offset
             axis = rot @ np.asarray(held.direction, float)
-            starts.append(grasp - axis * held.behind)
-            ends.append(grasp + axis * held.ahead)
+            starts = np.concatenate([starts, (grasp - axis * held.behind)[:, None]], axis=1)
+            ends = np.concatenate([ends, (grasp + axis * held.ahead)[:, None]], axis=1)
             names = names + ("held",)
             radii = np.append(radii, held.radius)
-        return CapsuleSet(names, np.array(starts), np.array(ends), radii)
+        return CapsuleSet(names, starts, ends, radii)
 
     # --- inside -------------------------------------------------------------------------------
 

@@ -308,7 +308,8 @@ class MotionPlanner:
             if found:
                 raise PlanError(f"transit {what} is in collision: {describe(found)}")
         wide = _Contact(tower_layers, TRANSIT_MARGIN, held=held, fine_margin=None)
-        path = plan_path(q_start, q_goal, lambda q: self._clear(q, wide) or _near(q, q_start, q_goal),
+        path = plan_path(q_start, q_goal,
+                         lambda qs: self._clear_many(qs, wide) | _near(qs, q_start, q_goal),
                          self.arm.q_min, self.arm.q_max)
         if path is None:
             raise PlanError("no collision-free transit found between the two configurations")
@@ -359,7 +360,7 @@ class MotionPlanner:
             target = tool_poses.pose(rotation, position)
             try:
                 branches = self.arm.ik_all(target, frame, q_start,
-                                           accept=lambda q: self._clear(q, contact))
+                                           accept_many=lambda qs: self._clear_many(qs, contact))
             except IKError:
                 continue
             found += [(rotation, q) for q in branches]
@@ -375,19 +376,30 @@ class MotionPlanner:
         length = float(np.linalg.norm(b - a))
         n = max(1, int(np.ceil(length / LINE_STEP)))
         qs = [np.asarray(q_seed, float)]
+        stopped = None                 # why the line cannot go on past the samples in qs
         for i in range(n + 1):
             target = tool_poses.pose(rotation, a + (b - a) * (i / n))
             try:
                 q = self.arm.ik(target, frame, qs[-1], extra_seeds=0)
             except IKError as exc:
-                raise PlanError(str(exc)) from None
+                stopped = str(exc)
+                break
             if np.max(np.abs(q - qs[-1])) > MAX_JOINT_STEP:
-                raise PlanError("the straight move passes a singularity or a joint limit")
-            found = self.checker.contacts(q, contact.tower_layers, contact.margin, contact.exempt,
-                                          contact.held, contact.fine_margin)
-            if found:
-                raise PlanError(describe(found))
+                stopped = "the straight move passes a singularity or a joint limit"
+                break
             qs.append(q)
+        # The samples reached are checked together; the first one in contact is the reason,
+        # before any reason further along.
+        reached = np.array(qs[1:]).reshape(-1, len(q_seed))
+        if len(reached):
+            clear = self._clear_many(reached, contact)
+            if not clear.all():
+                q = reached[int(np.argmin(clear))]
+                raise PlanError(describe(self.checker.contacts(
+                    q, contact.tower_layers, contact.margin, contact.exempt, contact.held,
+                    contact.fine_margin)))
+        if stopped is not None:
+            raise PlanError(stopped)
         waypoints = np.array(qs[1:])
         if len(waypoints) < 2:
             waypoints = np.vstack([waypoints, waypoints])
@@ -405,6 +417,10 @@ class MotionPlanner:
     def _clear(self, q, contact: _Contact) -> bool:
         return self.checker.is_clear(q, contact.tower_layers, contact.margin, contact.exempt,
                                      contact.held, contact.fine_margin)
+
+    def _clear_many(self, qs, contact: _Contact) -> np.ndarray:
+        return self.checker.clear_many(qs, contact.tower_layers, contact.margin, contact.exempt,
+                                       contact.held, contact.fine_margin)
 
     @staticmethod
     def _guard(threshold_n, direction, world_up=None) -> ForceGuard | None:
@@ -427,9 +443,11 @@ def _ramped_durations(length: float, n: int, speed: float) -> np.ndarray:
     return step / np.minimum(speed, ramp)
 
 
-def _near(q, a, b, tol=0.02) -> bool:
-    """Within `tol` rad of either end: the ends may sit closer to the tower than the transit margin."""
-    return float(np.max(np.abs(q - a))) < tol or float(np.max(np.abs(q - b))) < tol
+def _near(qs, a, b, tol=0.02) -> np.ndarray:
+    """Which of the configurations (N, J) are within `tol` rad of either end: the ends may sit
+    closer to the tower than the transit margin."""
+    qs = np.atleast_2d(qs)
+    return (np.max(np.abs(qs - a), axis=1) < tol) | (np.max(np.abs(qs - b), axis=1) < tol)
 
 
 def _densify(path, max_step) -> np.ndarray:

@@ -11,14 +11,18 @@ from typing import Callable
 
 import numpy as np
 
-Free = Callable[[np.ndarray], bool]
+# Which of N configurations (N, J) are free: (N,) booleans. Asked a path segment at a time, so
+# the collision checker can work on many configurations in one go.
+Free = Callable[[np.ndarray], np.ndarray]
+CHUNK = 16      # configurations asked at once: most blocked segments are found in the first chunk
 
 
 def segment_free(a: np.ndarray, b: np.ndarray, free: Free, resolution: float) -> bool:
     """Every configuration on the straight joint-space segment a-b, sampled so no joint moves more
     than `resolution` rad between checks, is free."""
     n = max(1, int(np.ceil(np.max(np.abs(b - a)) / resolution)))
-    return all(free(a + (b - a) * (i / n)) for i in range(1, n + 1))
+    qs = a + (b - a) * (np.arange(1, n + 1) / n)[:, None]
+    return all(bool(np.all(free(qs[i:i + CHUNK]))) for i in range(0, n, CHUNK))
 
 
 def plan_path(start: np.ndarray, goal: np.ndarray, free: Free, q_min: np.ndarray,
