@@ -85,13 +85,16 @@ class TowerState:
         for number, row in enumerate(layers, start=1):
             if len(row) != SLOTS_PER_LAYER:
                 raise TowerError(number, f"has {len(row)} slots, a layer has {SLOTS_PER_LAYER}")
+        given = len(layers)
         while layers and not any(layers[-1]):
             layers = layers[:-1]
         for number, row in enumerate(layers, start=1):
             if not any(row):
                 raise TowerError(number, "is empty, but layers above it hold blocks")
         if not layers:
-            raise TowerError(None, "no layers: a tower needs at least one layer of three blocks")
+            what = f"all {given} layers are empty" if given > 1 else \
+                "layer 1 is empty" if given else "no layers"
+            raise TowerError(None, f"{what}: a tower needs at least one layer of three blocks")
         if not any(all(row) for row in layers):
             raise TowerError(None, f"layers 1 to {len(layers)}: no complete layer; a tower needs at "
                                    f"least one layer of three blocks")

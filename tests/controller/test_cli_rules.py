@@ -76,6 +76,13 @@ def test_unreadable_or_malformed_state_file(tmp_path):
     assert broken.returncode == 2 and "not JSON" in broken.stderr
 
 
+def test_an_empty_layer_is_called_empty_not_missing(tmp_path):
+    out = run("rules", "legal", "--state", write(tmp_path, {"layers": [[0, 0, 0]]}))
+    assert out.returncode == 2 and out.stdout == ""
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1 and "layer 1 is empty" in lines[0] and "no layers" not in lines[0]
+
+
 def judge(tmp_path, events, players=("A", "B"), *extra):
     path = write(tmp_path, {"players": list(players), "events": events}, "events.json")
     return run("rules", "judge", "--events", path, *extra)

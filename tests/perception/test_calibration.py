@@ -131,3 +131,14 @@ def test_extrinsics_command_on_a_bad_file_is_one_line(tmp_path):
                          capture_output=True, text=True, timeout=120)
     assert out.returncode == 2 and len(out.stderr.strip().splitlines()) == 1
     assert "not an image" in out.stderr
+
+
+def test_sim_capture_names_the_cell_file_in_the_step_it_suggests(tmp_path):
+    """Left out, the next step would write the calibration next to the bundled cell file."""
+    cell = _cell_copy(tmp_path)
+    out = subprocess.run([sys.executable, "-m", "controller.cli", "sim", "capture", "--kind",
+                          "hand-eye", "--camera", "left", "--out", str(tmp_path / "shots"),
+                          "--views", "1", "--cell", str(cell)],
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip().endswith(f"--cell {cell}`")

@@ -77,6 +77,8 @@ def test_json_round_trip():
     ({"layers": [[1, 1, 1], [0, 0, 0], [1, 0, 0]]}, "layer 2"),
     ({"layers": [[1, 0, 1], [0, 1, 0]]}, "no complete layer"),
     ({"layers": []}, "no layers"),
+    ({"layers": [[0, 0, 0]]}, "layer 1 is empty: a tower needs at least one layer of three"),
+    ({"layers": [[0, 0, 0], [0, 0, 0]]}, "all 2 layers are empty"),
     ({"rows": []}, "layers"),
     ([], "layers"),
 ])

@@ -1,0 +1,22 @@
+"""How the console names slots and counts things."""
+
+from controller.wording import plural, slot_name, turn_phase
+from controller.turn import TurnReport
+
+
+def test_counts_read_as_english():
+    assert [plural(n, "probe") for n in (0, 1, 2)] == ["0 probes", "1 probe", "2 probes"]
+    assert plural(1, "story", "stories") == "1 story" and plural(3, "story", "stories") == "3 stories"
+
+
+def test_a_slot_is_never_written_like_a_decimal():
+    assert slot_name(9, 1) == "layer 9 slot 1"
+    assert "." not in slot_name(19, 0)
+
+
+def test_each_phase_of_a_turn_says_what_the_robot_does():
+    report = TurnReport(3)
+    assert turn_phase("probe", report) == "testing blocks"
+    report.target = (19, 2)
+    assert turn_phase("place", report) == "placing the block on layer 19 slot 2"
+    assert turn_phase("settle", report) == "watching the settling window"
