@@ -86,7 +86,7 @@ class SafetyMonitor:
         self._reference_arm: dict[str, np.ndarray] = {}
         self._joints: deque[tuple[float, np.ndarray]] = deque(maxlen=JOINT_HISTORY)
         if link.arm is not None:
-            link.arm.on_telemetry(lambda t: self._joints.append((t.device_time, np.array(t.q))))
+            link.arm.on_telemetry(self._keep_joints)
         self._stop = threading.Event()
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
@@ -217,10 +217,16 @@ class SafetyMonitor:
         paced = Status.PAUSED | Status.SLOWED
         return self.link.arm.wait_for(lambda t: Status(t.status) & paced == wanted, 1.0).device_time
 
+    def _keep_joints(self, telemetry) -> None:
+        if self._joints and telemetry.device_time < self._joints[-1][0]:
+            self._joints.clear()             # the device restarted its clock
+        self._joints.append((telemetry.device_time, np.array(telemetry.q)))
+
     def _joints_at(self, world_t: float | None) -> np.ndarray:
-        """The joints the arm reported nearest `world_t` (the latest when None or not kept)."""
+        """The joints the arm reported nearest `world_t` (the latest when None or when `world_t`
+        lies outside what is kept)."""
         history = list(self._joints)
-        if world_t is None or not history:
+        if world_t is None or not history or not history[0][0] <= world_t <= history[-1][0] + 0.05:
             return np.array(self.link.arm.telemetry().q)
         i = bisect.bisect_left([t for t, _ in history], world_t)
         near = [history[j] for j in (i - 1, i) if 0 <= j < len(history)]

@@ -8,7 +8,7 @@ from typing import Callable
 
 from controller.cell_link import CellLink, CellLinkError
 from controller.turn import RobotTurn, TurnError, TurnReport
-from firmware_bridge.errors import ArmError, LinkError
+from firmware_bridge.errors import ArmError, LinkStalledError, PortClosedError
 from perception.observation import PerceptionError
 from planning.motion.planner import MotionPlanner
 from planning.motion.plans import PlanError
@@ -79,7 +79,7 @@ def _play_turns(robot: RobotTurn, turns: int, result: SoloResult,
         except (TurnError, PlanError, PerceptionError, ArmError, CellLinkError) as exc:
             result.error = f"turn {number}: {exc}"
             result.fell = "fallen" in str(exc)
-            result.cell_lost = isinstance(exc, (LinkError, CellLinkError))
+            result.cell_lost = isinstance(exc, (LinkStalledError, PortClosedError, CellLinkError))
             partial = getattr(exc, "report", None)
             if partial is not None:
                 result.turns.append(partial)      # what the turn did before it stopped

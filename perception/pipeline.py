@@ -100,6 +100,8 @@ class Perception:
         layers the old tower had above the new one's top read as blocks that fell."""
         self._standing = None
         self.layers = None
+        x, y = self.cell.tower.position
+        self.pose = TowerPose(x, y, self.cell.tower.yaw, self.model.nominal_pitch)
         self.settle = SettleWatch()
         self.falls = FallWatch()
 

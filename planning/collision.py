@@ -53,23 +53,29 @@ def segment_box_distance(start: np.ndarray, end: np.ndarray, low: np.ndarray,
 def segments_box_distance(starts: np.ndarray, ends: np.ndarray, low: np.ndarray,
                           high: np.ndarray, step: float = 0.005,
                           at_least: np.ndarray | None = None) -> np.ndarray:
-    """`segment_box_distance` for many segments (K, 3) at once. Rows whose sampled figure
-    could not be below `at_least` (K,) are given a lower bound instead (from the segment's
-    bounding box), without sampling: far from the box, only "far enough" matters."""
-    lengths = np.linalg.norm(ends - starts, axis=1)
-    n = max(2, int(np.ceil(lengths.max() / step)) + 1)
-    half_step = lengths / (n - 1) / 2.0
-    # every sample lies in the segment's bounding box, so none is nearer the box than it
+    """`segment_box_distance` for K segments (K, 3), or for N sets of K (N, K, 3): each set is
+    sampled as finely as its own longest segment asks, so a set's figures do not depend on the
+    sets asked about with it. Segments whose figure could not be below `at_least` (same shape
+    as the answer) get a lower bound instead (from the segment's bounding box), without
+    sampling: far from the box, only "far enough" matters."""
+    if starts.ndim == 2:
+        return segments_box_distance(starts[None], ends[None], low, high, step,
+                                     None if at_least is None else at_least[None])[0]
+    lengths = np.linalg.norm(ends - starts, axis=2)                       # (N, K)
+    samples = np.maximum(2, np.ceil(lengths.max(axis=1) / step).astype(int) + 1)
+    half_step = lengths / (samples[:, None] - 1) / 2.0
+    # every sample lies in the segment's bounding box, so none is nearer the box than it is
     lows = np.minimum(starts, ends)
-    bound = point_box_distance(lows, low - (np.maximum(starts, ends) - lows), high)
-    out = bound - half_step
-    near = np.ones(len(starts), bool) if at_least is None else out < at_least
-    if near.any():
-        s, e = starts[near], ends[near]
+    out = point_box_distance(lows.reshape(-1, 3), (low - (np.maximum(starts, ends) - lows))
+                             .reshape(-1, 3), high).reshape(lengths.shape) - half_step
+    near = np.ones(lengths.shape, bool) if at_least is None else out < at_least
+    for n in np.unique(samples[near.any(axis=1)]):
+        rows = near & (samples == n)[:, None]
+        s, e = starts[rows], ends[rows]
         ts = np.linspace(0.0, 1.0, n)
         points = s[:, None, :] + ts[None, :, None] * (e - s)[:, None, :]
         d = point_box_distance(points.reshape(-1, 3), low, high).reshape(len(s), n)
-        out[near] = d.min(axis=1) - half_step[near]
+        out[rows] = d.min(axis=1) - half_step[rows]
     return out
 
 
@@ -152,13 +158,12 @@ class CollisionChecker:
         fine = np.array([name in FINE_PARTS for name in names])
         checked = np.array([name not in exempt for name in names])
         low, high = self.tower.box(tower_layers)
-        starts = self.tower.to_tower(caps.starts[:, checked].reshape(-1, 3))
-        ends = self.tower.to_tower(caps.ends[:, checked].reshape(-1, 3))
+        starts = self.tower.to_tower(caps.starts[:, checked].reshape(-1, 3)).reshape(n, -1, 3)
+        ends = self.tower.to_tower(caps.ends[:, checked].reshape(-1, 3)).reshape(n, -1, 3)
         tower_required = np.where(fine[checked] & (fine_margin is not None),
                                   fine_margin if fine_margin is not None else 0.0, tower_margin)
-        tower = (segments_box_distance(starts, ends, low, high,
-                                       at_least=np.tile(tower_required + radii[checked], n))
-                 .reshape(n, -1) - radii[checked])
+        at_least = np.broadcast_to(tower_required + radii[checked], starts.shape[:2])
+        tower = segments_box_distance(starts, ends, low, high, at_least=at_least) - radii[checked]
         labels = [(name, "tower") for name, c in zip(names, checked) if c]
         table = np.minimum(caps.starts[..., 2], caps.ends[..., 2]) - radii
         table_required = np.where(fine, TABLE_MARGIN_FINE, TABLE_MARGIN)

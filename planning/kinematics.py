@@ -113,7 +113,9 @@ class ArmModel:
         first (with `first`, the seeded answer alone when it is accepted). Raises IKError when
         none is found. `accept_many` is `accept` for N configurations at once ((N,) booleans):
         every seed's answer is then judged in one go."""
-        if accept_many is not None and not first:
+        if accept_many is not None and first:
+            raise ValueError("accept_many judges every seed's answer together: not with first")
+        if accept_many is not None:
             answers, reasons = self._solve(target, frame, q_seed, None, extra_seeds, tol, False,
                                            distinct=False)
             ok = accept_many(np.array(answers)) if answers else []

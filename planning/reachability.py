@@ -17,6 +17,7 @@ from planning.kinematics import HeldBlock
 from planning.motion.planner import PUSH_THROUGH, MotionPlanner
 from planning.motion.plans import PlanError
 from planning.tower import SLOTS
+from planning.workers import Workers
 
 
 @dataclass(frozen=True)
@@ -37,9 +38,13 @@ def check_reach(cell: Cell, layers: range, planner: MotionPlanner | None = None,
                 progress: Callable[[int, int], None] | None = None, jobs: int = 1) -> list[SlotReach]:
     """Plan push, pull and place for every slot of every layer in `layers`; `progress(done,
     total)` is called as layers are checked. With `jobs` > 1 the layers are shared out among
-    that many processes, each with its own planner (plans are deterministic: the same answers)."""
+    that many processes, each with a planner of its own for the cell (plans are deterministic:
+    the same answers); `planner` is for one process only."""
+    if planner is not None and jobs > 1:
+        raise ValueError("a planner of one's own plans in this process only: give jobs=1")
     tall = max(layers.stop - 1, cell.blocks.layers) + 1
-    with _Planners(cell, planner, jobs) as planners:
+    build = (lambda: planner) if planner is not None else MotionPlanner
+    with Workers(build, () if planner is not None else (cell,), jobs) as planners:
         total = 2 * len(layers)
         reaches = planners.map(_push_and_pull, [(layer, tall) for layer in layers],
                                lambda done: progress and progress(done, total))
@@ -90,53 +95,6 @@ def _placements(planner: MotionPlanner, layer: int, grips: tuple[HeldBlock, ...]
                 break
         out.append(place)
     return out
-
-
-class _Planners:
-    """A planner in this process, or one in each of `jobs` worker processes."""
-
-    def __init__(self, cell: Cell, planner: MotionPlanner | None, jobs: int):
-        self.cell, self.planner, self.jobs = cell, planner, jobs
-        self._pool = None
-
-    def __enter__(self) -> _Planners:
-        if self.jobs > 1:
-            import multiprocessing
-            from concurrent.futures import ProcessPoolExecutor
-            self._pool = ProcessPoolExecutor(self.jobs, multiprocessing.get_context("spawn"),
-                                             initializer=_start_worker, initargs=(self.cell,))
-        else:
-            self.planner = self.planner or MotionPlanner(self.cell)
-        return self
-
-    def __exit__(self, *exc) -> None:
-        if self._pool is not None:
-            self._pool.shutdown(cancel_futures=True)
-
-    def map(self, job, args: list[tuple], on_done: Callable[[int], None]) -> list:
-        """job(planner, *a) for each of `args`, in order."""
-        if self._pool is None:
-            results = []
-            for a in args:
-                results.append(job(self.planner, *a))
-                on_done(len(results))
-            return results
-        from concurrent.futures import as_completed
-        futures = [self._pool.submit(_in_worker, job, a) for a in args]
-        for done, _ in enumerate(as_completed(futures), start=1):
-            on_done(done)
-        return [f.result() for f in futures]
-
-
-_WORKER: dict = {}
-
-
-def _start_worker(cell: Cell) -> None:
-    _WORKER["planner"] = MotionPlanner(cell)
-
-
-def _in_worker(job, args: tuple):
-    return job(_WORKER["planner"], *args)
 
 
 def _attempt(plan) -> str | None:

@@ -83,8 +83,13 @@ class LoadGenerator:
 
 
 def _cli(*args: str, timeout_s: float) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "controller.cli", *args], capture_output=True,
-                          text=True, timeout=timeout_s)
+    """The command as a user runs it; one that outlasts `timeout_s` is stopped and counts as
+    not finished (exit code -1)."""
+    try:
+        return subprocess.run([sys.executable, "-m", "controller.cli", *args], capture_output=True,
+                              text=True, timeout=timeout_s)
+    except subprocess.TimeoutExpired as exc:
+        return subprocess.CompletedProcess(exc.cmd, -1, "", f"timed out after {timeout_s:g} s")
 
 
 def play_solo_run(cell: str, seed: int, turns: int, folder: Path, timeout_s: float) -> Run:

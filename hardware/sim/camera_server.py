@@ -88,13 +88,19 @@ class CameraServer:
                 if action is None:
                     self.send_error(404, f"nothing to do at {self.path}")
                     return
-                refusal = _refuse_post(self.headers, server.port)
+                length = _content_length(self.headers)
+                # the body is read even when the request is refused: a socket closed on unread
+                # bytes is reset, and the client would miss the reply that says why
+                body = self.rfile.read(length) if length is not None and length <= MAX_POST_BYTES \
+                    else b""
+                refusal = _refuse_post(self.headers, server.port, length)
                 if refusal is not None:
+                    if refusal[0] in (400, 413):
+                        self.close_connection = True
                     self._reply_json(refusal[0], {"error": refusal[1]})
                     return
-                length = int(self.headers["Content-Length"])
                 try:
-                    request = json.loads(self.rfile.read(length) or b"{}")
+                    request = json.loads(body or b"{}")
                     if not isinstance(request, dict):
                         raise ValueError("send a JSON object")
                 except ValueError as exc:      # also JSON that does not parse, or is not UTF-8
@@ -104,6 +110,8 @@ class CameraServer:
                     self._reply_json(200, action(request))
                 except (ValueError, RuntimeError) as exc:
                     self._reply_json(409, {"error": str(exc)})
+                except Exception as exc:        # not foreseen: say so, and keep serving
+                    self._reply_json(500, {"error": f"the simulated cell failed: {exc!r}"})
 
             def do_GET(self):
                 if self.path in server.documents:
@@ -245,7 +253,15 @@ class _QuietServer(ThreadingHTTPServer):
         print(f"sim serve: a request from {client_address[0]} failed: {error!r}", file=sys.stderr)
 
 
-def _refuse_post(headers, port: int) -> tuple[int, str] | None:
+def _content_length(headers) -> int | None:
+    try:
+        length = int(headers.get("Content-Length", ""))
+    except ValueError:
+        return None
+    return length if length >= 0 else None
+
+
+def _refuse_post(headers, port: int, length: int | None) -> tuple[int, str] | None:
     """Why a POST is refused, or None. The actions change the world (rebuild the tower, start the
     person's turn): they take JSON only, from this machine's own programs, never from a web page
     that a browser on this machine happens to show (a browser sends its page's Origin, and cannot
@@ -258,11 +274,10 @@ def _refuse_post(headers, port: int) -> tuple[int, str] | None:
     content_type = (headers.get("Content-Type") or "").split(";")[0].strip().lower()
     if content_type != "application/json":
         return 415, f"send the body as application/json, not {content_type or 'no content type'}"
-    length = headers.get("Content-Length")
-    if length is None or not length.strip().isdigit():
-        return 400, f"Content-Length must be a number of bytes, not {length!r}"
-    if int(length) > MAX_POST_BYTES:
-        return 413, f"the body is {int(length)} bytes; at most {MAX_POST_BYTES} are accepted"
+    if length is None:
+        return 400, f"Content-Length must be a number of bytes, not {headers.get('Content-Length')!r}"
+    if length > MAX_POST_BYTES:
+        return 413, f"the body is {length} bytes; at most {MAX_POST_BYTES} are accepted"
     return None
 
 

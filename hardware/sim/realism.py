@@ -22,6 +22,7 @@ from hardware.sim.ground_truth import GroundTruth
 from hardware.sim.probe_stage import ProbeStage
 from hardware.sim.world import SimWorld
 from planning.cell.model import Cell
+from planning.workers import Workers
 
 TARGETS = {
     "drift_mm_max": "<= 0.2",
@@ -83,8 +84,9 @@ def measure(cell: Cell, seed: int, *, drift_s: float = 120.0, layers: range = ra
     figures = RealismFigures(seed=seed, drift_s=drift_s, jobs=jobs)
     work = [("drift", drift_s, True)] + ([("drift", drift_s, False)] if awake_drift else [])
     work += [("probe", layer) for layer in layers]
-    with _Workers(cell, seed, jobs) as workers:
-        results = workers.run(work, lambda done: progress and progress("measuring", done, len(work)))
+    with Workers(_Bench, (cell, seed), jobs) as workers:
+        results = workers.map(_do, [(item,) for item in work],
+                              lambda done: progress and progress("measuring", done, len(work)))
         figures.drift_mm_max = results[0]
         if awake_drift:
             figures.drift_mm_max_awake = results[1]
@@ -96,8 +98,8 @@ def measure(cell: Cell, seed: int, *, drift_s: float = 120.0, layers: range = ra
         # The forced push: the block of layer 2 that resisted most is the one carrying the load.
         layer2 = peaks[list(layers).index(2)] if 2 in layers else None
         slot = int(np.argmax(layer2)) if layer2 else None
-        (slot, others_mm, toppled), (rtf, rtf_sleeping) = workers.run(
-            [("forced", slot)], None)[0], workers.run([("rtf", rtf_s)], None)[0]
+        (slot, others_mm, toppled), = workers.map(_do, [(("forced", slot),)])
+        (rtf, rtf_sleeping), = workers.map(_do, [(("rtf", rtf_s),)])   # alone: nothing else runs
     figures.forced_push_block = [2, slot]
     figures.forced_push_others_mm = others_mm
     figures.forced_push_toppled = toppled
@@ -106,65 +108,22 @@ def measure(cell: Cell, seed: int, *, drift_s: float = 120.0, layers: range = ra
     return figures
 
 
-class _Workers:
-    """The measurements' processes (or, with one job, this process), each holding a world built
-    from the cell and the seed and its fresh state."""
+class _Bench:
+    """A world built from the cell and the seed, its fresh state and the force gauge."""
 
-    def __init__(self, cell: Cell, seed: int, jobs: int):
-        self.cell, self.seed, self.jobs = cell, seed, jobs
-        self._pool = None
+    def __init__(self, cell: Cell, seed: int):
+        self.seed = seed
+        self.world = SimWorld(cell, seed, markers=False, probe_stage=True)
+        self.truth = GroundTruth(self.world)
+        self.fresh = self.world.save()
+        self.stage = ProbeStage(self.world, self.truth)
 
-    def __enter__(self) -> _Workers:
-        if self.jobs > 1:
-            import multiprocessing
-            from concurrent.futures import ProcessPoolExecutor
-            self._pool = ProcessPoolExecutor(self.jobs, multiprocessing.get_context("spawn"),
-                                             initializer=_build, initargs=(self.cell, self.seed))
-        else:
-            _build(self.cell, self.seed)
-        return self
-
-    def __exit__(self, *exc) -> None:
-        if self._pool is not None:
-            self._pool.shutdown(cancel_futures=True)
-        else:
-            _close()
-
-    def run(self, work: list[tuple], on_done: Callable[[int], None] | None) -> list:
-        """Each piece of work's result, in the order given."""
-        if self._pool is None:
-            results = []
-            for item in work:
-                results.append(_do(item))
-                if on_done:
-                    on_done(len(results))
-            return results
-        from concurrent.futures import as_completed
-        futures = [self._pool.submit(_do, item) for item in work]
-        for done, _ in enumerate(as_completed(futures), start=1):
-            if on_done:
-                on_done(done)
-        return [f.result() for f in futures]
+    def close(self) -> None:
+        self.world.close()
 
 
-_WORLD: dict = {}
-
-
-def _build(cell: Cell, seed: int) -> None:
-    world = SimWorld(cell, seed, markers=False, probe_stage=True)
-    truth = GroundTruth(world)
-    _WORLD.update(world=world, truth=truth, fresh=world.save(), stage=ProbeStage(world, truth),
-                  seed=seed)
-
-
-def _close() -> None:
-    if "world" in _WORLD:
-        _WORLD.pop("world").close()
-        _WORLD.clear()
-
-
-def _do(item: tuple):
-    world, truth, fresh, stage = (_WORLD[k] for k in ("world", "truth", "fresh", "stage"))
+def _do(bench: _Bench, item: tuple):
+    world, truth, fresh, stage = bench.world, bench.truth, bench.fresh, bench.stage
     kind = item[0]
     world.restore(fresh)
     truth.reference()
@@ -185,8 +144,8 @@ def _do(item: tuple):
             truth.reference()
             block = truth.block_at(layer, slot)
             if block is None:
-                raise RuntimeError(f"seed {_WORLD['seed']}: no block in layer {layer} slot {slot} "
-                                   f"of a fresh tower")
+                raise RuntimeError(f"seed {bench.seed}: no block in layer {layer} slot {slot} of "
+                                   f"a fresh tower")
             row.append(round(stage.push(block, PROBE_DEPTH, PROBE_SPEED).peak_force_n, 4))
         return row
     if kind == "forced":

@@ -170,14 +170,16 @@ class SimServer:
         start_sim = world.time
         next_frame = last_frame = world.time
         hold_since = None
+        stuck = False            # the renderer outlasted MAX_HOLD_S: no waiting until it is free
         while not self._stop.is_set():
             with self._lock:
                 engine.receive(self.port.read())
-                held = self._frame_overdue(last_frame)
+                stuck = stuck and self.cameras.rendering
+                held = not stuck and self._frame_overdue(last_frame)
                 if held:
                     hold_since = hold_since or time.monotonic()
                     if time.monotonic() - hold_since > MAX_HOLD_S:
-                        held, last_frame = False, world.time
+                        held, stuck = False, True
                 else:
                     hold_since = None
                 if held:

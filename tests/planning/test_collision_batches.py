@@ -25,15 +25,36 @@ def test_far_segments_are_bounded_never_misjudged(segments, at_least):
     assert np.all(quick <= sampled + 1e-12)                      # a bound, never more
 
 
+def _at_the_margin(checker, qs, clear, *check) -> np.ndarray:
+    """Configurations within a hair of the margin: bisected between clear and blocked ones."""
+    free, blocked = qs[clear], qs[~clear]
+    found = []
+    for a, b in zip(free, blocked):
+        for _ in range(40):
+            mid = (a + b) / 2
+            if checker.is_clear(mid, *check):
+                a = mid
+            else:
+                b = mid
+        found += [a, b]
+    return np.array(found)
+
+
 def test_many_configurations_at_once_are_judged_as_one_at_a_time(planner):
+    """Asked with 200 others or alone, a configuration gets the same answer, at the margin too
+    (where a coarser or finer sampling of a long link would flip it)."""
     rng = np.random.default_rng(7)
-    arm = planner.arm
-    qs = arm.home + rng.uniform(-1.2, 1.2, (200, 6))
+    qs = planner.arm.home + rng.uniform(-1.2, 1.2, (200, 6))
     held = planner.level_grip
-    for layers, margin, exempt, grip, fine in [(19, 0.02, (), None, None),
-                                               (30, 0.008, ("probe",), None, 0.003),
-                                               (19, 0.008, ("held",), held, 0.003)]:
-        batch = planner.checker.clear_many(qs, layers, margin, exempt, grip, fine)
-        alone = [not planner.checker.contacts(q, layers, margin, exempt, grip, fine) for q in qs]
-        assert list(batch) == alone
-        assert 0 < sum(alone) < len(qs)          # both answers occur
+    for check in [(19, 0.02, (), None, None), (30, 0.008, ("probe",), None, 0.003),
+                  (19, 0.008, ("held",), held, 0.003)]:
+        batch = planner.checker.clear_many(qs, *check)
+        alone = np.array([planner.checker.clear_many(q[None], *check)[0] for q in qs])
+        np.testing.assert_array_equal(batch, alone)
+        assert 0 < alone.sum() < len(qs)          # both answers occur
+        edge = _at_the_margin(planner.checker, qs[:60], alone[:60], *check)
+        at_edge = planner.checker.clear_many(edge, *check)
+        np.testing.assert_array_equal(at_edge, [planner.checker.is_clear(q, *check) for q in edge])
+        np.testing.assert_array_equal(at_edge, np.arange(len(edge)) % 2 == 0)
+        # and the contacts found alone agree with the answer
+        assert all((not planner.checker.contacts(q, *check)) == ok for q, ok in zip(edge, at_edge))
