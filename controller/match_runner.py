@@ -23,13 +23,13 @@ from controller.match_turns import SAME_MOVE
 from controller.referee import calls_of_one_move, judge_seen_move
 from controller.retract import retract
 from controller.safety import CLEAR_S, SafetyEvent, SafetyMonitor
-from controller.turn import ProbeRecord, RobotTurn, TurnError
+from controller.turn import NoMoveError, ProbeRecord, RobotTurn, TurnError
 from controller.wording import plural, slot_name, turn_phase
 from perception.observation import PerceptionError, TowerObservation
 from planning.kinematics import ArmModel
 from planning.motion.planner import MotionPlanner
 from planning.motion.plans import PlanError
-from planning.rules import Fall, Phase
+from planning.rules import Fall, Phase, ViolationCode
 from planning.tower import TowerState
 
 ROBOT = "robot"
@@ -157,17 +157,16 @@ class MatchRunner:
         self.monitor.arm_at_work = True
         try:
             report = self.robot.play(number, self._blocks_moved, watch_window=False)
+        except NoMoveError as exc:
+            if self.monitor.fell_t is None and not self._look().fell:
+                self._no_move(str(exc), seen)
+                return
+            self._fell_in_turn(exc, seen)
+            return
         except (TurnError, PlanError, PerceptionError) as exc:
-            fell_t = self.monitor.fell_t
-            if fell_t is None and self._look().fell:
-                fell_t = self.link.arm.device_time()
-            if fell_t is None:
+            if self.monitor.fell_t is None and not self._look().fell:
                 raise MatchError(f"the robot cannot play its turn: {exc}") from None
-            self.say("the tower fell: the arm retracts")
-            done = retract(self.link.arm, self.robot.planner, seen.top_layer + HEADROOM_LAYERS)
-            self._emit("note", text=f"the arm retracted from the fallen tower: {done}")
-            self._fell(f"the tower fell in the robot's turn ({exc}); the arm {done}",
-                       max(self._match_t(fell_t), self.progress.time))
+            self._fell_in_turn(exc, seen)
             return
         finally:
             self.monitor.arm_at_work = False
@@ -186,6 +185,26 @@ class MatchRunner:
         self.person.your_turn()
         self._told = True
         self._window(ROBOT, released, person_may_touch=True)
+
+    def _fell_in_turn(self, exc: Exception, seen: TowerObservation) -> None:
+        fell_t = self.monitor.fell_t
+        if fell_t is None:
+            fell_t = self.link.arm.device_time()
+        self.say("the tower fell: the arm retracts")
+        done = retract(self.link.arm, self.robot.planner, seen.top_layer + HEADROOM_LAYERS)
+        self._emit("note", text=f"the arm retracted from the fallen tower: {done}")
+        self._fell(f"the tower fell in the robot's turn ({exc}); the arm {done}",
+                   max(self._match_t(fell_t), self.progress.time))
+
+    def _no_move(self, why: str, seen: TowerObservation) -> None:
+        """The robot found no block it could attempt: it may not pass, so the round is lost
+        (the arm comes home first, clear of the tower)."""
+        done = retract(self.link.arm, self.robot.planner, seen.top_layer + HEADROOM_LAYERS)
+        message = f"the robot found no block to attempt ({why}); no passing: the round is lost"
+        self.say(f"referee: {message}")
+        self._emit("note", text=f"the arm went home: {done}")
+        self._emit("violation", player=ROBOT, code=ViolationCode.NO_MOVE.label, message=message,
+                   t=self._now())
 
     # --- the person's turn -------------------------------------------------------------------------
 

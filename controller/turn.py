@@ -57,6 +57,11 @@ class TurnError(RuntimeError):
     """The turn could not be played (no reachable block, a plan failed mid-turn, the tower fell)."""
 
 
+class NoMoveError(TurnError):
+    """The policy found no block to attempt: the robot would have to pass, which the rules do not
+    allow (whoever runs the game rules on it: the round is lost)."""
+
+
 @dataclass
 class ProbeRecord:
     layer: int
@@ -222,7 +227,7 @@ class RobotTurn:
             try:
                 step = chooser.next_step()
             except NoBlock as exc:
-                raise TurnError(str(exc)) from None
+                raise NoMoveError(str(exc)) from None
             candidate = step.source
             if step.kind == "take":
                 chosen = self._re_engage(candidate, obs, layers, belief)

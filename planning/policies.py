@@ -7,7 +7,7 @@ A turn asks its `Chooser` for the next step, carries it out and reports back:
   says what next (a `Decision` of planning/strategy.py);
 - `Step("take", source, guard_n)`: push that block through from the back, giving up at `guard_n`;
   a block that would not come (`jammed`) is ruled out for the turn and the chooser asked again.
-`NoBlock` is raised when no block is left to try (the rules allow no passing: the turn is lost).
+`NoBlock` is raised when no block is left to try (the rules allow no passing: the round is lost).
 
 Policies:
 - `ours`: stable candidates ranked by looseness and the chance the block comes out alone, tested

@@ -42,6 +42,8 @@ class ViolationCode(Enum):
     MOVED_BLOCK_NOT_TAKEN = ("moved_block_not_taken", Severity.CORRECTABLE)
     OUT_OF_TURN = ("out_of_turn", Severity.CORRECTABLE)
     TURN_TIME_EXCEEDED = ("turn_time_exceeded", Severity.ROUND_LOSING)
+    # No passing: a player who will not attempt a move loses the round.
+    NO_MOVE = ("no_move_attempted", Severity.ROUND_LOSING)
 
     @property
     def label(self) -> str:

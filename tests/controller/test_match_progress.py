@@ -164,3 +164,19 @@ def test_the_probes_of_a_turn_cut_short_count_with_its_restart():
                   {"event": "note", "text": "resumed: round 1, robot's turn 1"}, dict(probe, slot=2))
     progress = MatchProgress.from_events(events)
     assert progress.open_turn.number == 1 and progress.open_turn.probes == 2
+
+
+def test_a_robot_that_finds_no_block_to_attempt_loses_the_round():
+    """No passing: the robot's 'no block would come out' is a round-losing violation, and the
+    match goes on to its next round instead of stopping."""
+    one = TowerState.fresh().moved((5, 1), (19, 0))
+    two = one.moved((6, 1), (19, 1))
+    events = _log({"event": "round_start", "tower": FRESH},
+                  *_turn("robot", 1, 0.0, one.to_json()), *_turn("person", 2, 30.0, two.to_json()),
+                  {"event": "turn_start", "player": "robot", "turn": 3, "t": 60.0},
+                  {"event": "violation", "player": "robot", "code": "no_move_attempted",
+                   "message": "the robot found no block to attempt", "t": 90.0})
+    progress = MatchProgress.from_events(events)
+    assert not progress.in_round and not progress.over        # target_points=2: a round 2 comes
+    assert progress.match.results[-1].loser == "robot"
+    assert progress.match.scores == {"robot": 0, "person": 1}
