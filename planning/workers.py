@@ -10,9 +10,15 @@ from __future__ import annotations
 
 import multiprocessing
 import signal
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
 from typing import Any, Callable
 
 _HELD: dict[str, Any] = {}
+
+
+class WorkerDied(RuntimeError):
+    """A worker process ended in the middle of a job (killed, out of memory, a crash)."""
 
 
 class Workers:
@@ -20,30 +26,37 @@ class Workers:
 
     def __init__(self, build: Callable, build_args: tuple, jobs: int):
         self.build, self.build_args, self.jobs = build, build_args, jobs
-        self._pool = None
+        self._pool: ProcessPoolExecutor | None = None
         self._local = None
 
     def __enter__(self) -> Workers:
         if self.jobs > 1:
-            context = multiprocessing.get_context("spawn")
-            self._pool = context.Pool(self.jobs, _start, (self.build, self.build_args))
+            self._pool = ProcessPoolExecutor(self.jobs, multiprocessing.get_context("spawn"),
+                                             initializer=_start,
+                                             initargs=(self.build, self.build_args))
         else:
             self._local = self.build(*self.build_args)
         return self
 
     def __exit__(self, exc_type, *exc) -> None:
-        if self._pool is not None:
-            if exc_type is None:
-                self._pool.close()
-            else:
-                self._pool.terminate()      # a job still running is of no use now
-            self._pool.join()
-        elif hasattr(self._local, "close"):
-            self._local.close()
+        if self._pool is None:
+            if hasattr(self._local, "close"):
+                self._local.close()
+            return
+        if exc_type is None:
+            self._pool.shutdown()
+            return
+        # A job still running is of no use now, and the interpreter would wait for it on exit:
+        # the workers are ended (the executor has no public way to do that).
+        processes = list((getattr(self._pool, "_processes", None) or {}).values())
+        self._pool.shutdown(wait=False, cancel_futures=True)
+        for process in processes:
+            process.terminate()
 
     def map(self, job: Callable, args: list[tuple],
             on_done: Callable[[int], None] | None = None) -> list:
-        """job(built, *a) for each `a` of `args`, in that order; `on_done(count)` as each ends."""
+        """job(built, *a) for each `a` of `args`, in that order; `on_done(count)` as each ends.
+        A job's error is raised as itself; a worker that died, as WorkerDied."""
         if self._pool is None:
             results = []
             for a in args:
@@ -51,19 +64,19 @@ class Workers:
                 if on_done:
                     on_done(len(results))
             return results
-        pending = [self._pool.apply_async(_run, (job, a)) for a in args]
-        results: list = [None] * len(pending)
-        waiting = set(range(len(pending)))
-        while waiting:
-            for i in sorted(waiting):
-                if pending[i].ready():
-                    results[i] = pending[i].get()     # raises the job's own error
-                    waiting.discard(i)
-                    if on_done:
-                        on_done(len(args) - len(waiting))
-            if waiting:
-                pending[min(waiting)].wait(0.05)
-        return results
+        futures = [self._pool.submit(_run, job, a) for a in args]
+        pending = set(futures)
+        while pending:
+            done, pending = wait(pending, return_when=FIRST_COMPLETED)
+            for future in done:
+                if future.exception() is not None:
+                    if isinstance(future.exception(), BrokenProcessPool):
+                        raise WorkerDied(f"a worker process ended in the middle of a job "
+                                         f"({future.exception()}); run again, or with one job")
+                    raise future.exception()
+            if on_done:
+                on_done(len(futures) - len(pending))
+        return [f.result() for f in futures]
 
 
 def _start(build: Callable, build_args: tuple) -> None:
