@@ -13,7 +13,7 @@ import numpy as np
 
 from controller.cell_link import CellLink
 from controller.wording import slot_name
-from firmware_bridge.client import MotionResult
+from firmware_bridge.client import MotionOutcome, MotionResult
 from perception.observation import PerceptionError, TowerObservation
 from planning.looseness import LoosenessBelief, ProbeOutcome
 from planning.motion.planner import (PLACE_GUARD_N, PLACE_OVERHANG, PULL_SPEED, PUSH_THROUGH, STANDOFF,
@@ -316,7 +316,7 @@ class RobotTurn:
             # a block that slid out of the light grip held more than the guard allows too
             if not self._holds_block(self.arm.telemetry().gripper_width_m):
                 return "slip"
-            if result.outcome != "guard":
+            if result.outcome is not MotionOutcome.GUARD:
                 return None
             if not _drag_was_a_spike(trace, result.device_time) or resumed >= PULL_RESUMES:
                 return "pull"
@@ -352,7 +352,7 @@ class RobotTurn:
             approach = pull.step("approach")
             met = self._follow(approach)
             toward = 1.0
-            if met.outcome != "guard":
+            if met.outcome is not MotionOutcome.GUARD:
                 width = self._grip(pull.step("close"))
                 if self._holds_block(width):
                     return pull
@@ -401,7 +401,7 @@ class RobotTurn:
         peak = max((f for _, f in trace), default=0.0)
         end_force = trace[-1][1] if trace else 0.0
         travel = self._block_travel(plan.frame, layer, slot, end, protrusion, end_force)
-        outcome = ProbeOutcome(layer, slot, peak, travel, result.outcome == "guard", threshold)
+        outcome = ProbeOutcome(layer, slot, peak, travel, result.outcome is MotionOutcome.GUARD, threshold)
         observed = obs.block_at(layer, slot)
         record = ProbeRecord(layer, slot, observed.block if observed else None, threshold, peak,
                              travel * 1000, 0.0, trace)
@@ -423,7 +423,7 @@ class RobotTurn:
         step = push.moves[0]
         jam = ForceGuard(probe_plan.step("push").guard.direction, self._jam_n(source))
         result = self._follow(MoveStep(step.label, step.trajectory, jam))
-        jammed = result.outcome == "guard"
+        jammed = result.outcome is MotionOutcome.GUARD
         force_n = self._force_along(jam.direction) if jammed else 0.0
         moved = self._block_travel(probe_plan.frame, layer, slot, end, protrusion, force_n)
         self._retreat(probe_plan, layers, "back_out")
@@ -518,7 +518,7 @@ class RobotTurn:
                 self._dwell_and_tare()
             result = self._follow(step)
             if step.label == "align_push":
-                stopped_early = result.outcome == "guard"
+                stopped_early = result.outcome is MotionOutcome.GUARD
                 released = self.arm.device_time()
         return released if released is not None else self.arm.device_time()
 

@@ -13,6 +13,7 @@ import sys
 import threading
 import time
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Callable
 
 import numpy as np
@@ -70,11 +71,19 @@ class MotionHandle:
     duration: float
 
 
+class MotionOutcome(StrEnum):
+    """How a motion ended."""
+
+    DONE = "done"          # it ran to its end
+    GUARD = "guard"        # the force guard stopped it
+    STOPPED = "stopped"    # a STOP (the host, the safety monitor) ended it
+
+
 @dataclass(frozen=True)
 class MotionResult:
-    """How a motion ended: "done", "guard" (the force guard stopped it) or "stopped"."""
+    """How a motion ended, when, and where the arm was."""
 
-    outcome: str
+    outcome: MotionOutcome
     traj_id: int
     device_time: float       # s since the device booted, when it ended
     force_n: float           # force along the guard axis when it tripped (0 otherwise)
@@ -281,8 +290,8 @@ class ArmClient:
             timeout_s = handle.duration * 1.5 + 2.0
         kinds = {EventKind.TRAJ_DONE, EventKind.GUARD_TRIPPED, EventKind.STOPPED}
         event = self._wait_event(handle.event_mark, kinds, timeout_s, "the motion", traj_id=traj_id)
-        outcome = {EventKind.TRAJ_DONE: "done", EventKind.GUARD_TRIPPED: "guard",
-                   EventKind.STOPPED: "stopped"}[EventKind(event.kind)]
+        outcome = {EventKind.TRAJ_DONE: MotionOutcome.DONE, EventKind.GUARD_TRIPPED: MotionOutcome.GUARD,
+                   EventKind.STOPPED: MotionOutcome.STOPPED}[EventKind(event.kind)]
         after = self.wait_for(lambda t: t.device_time_us >= event.device_time_us, 1.0)
         return MotionResult(outcome, traj_id, event.device_time_us * 1e-6, event.value,
                             np.array(after.q))

@@ -10,7 +10,7 @@ import pytest
 from controller.turn import (GRASP_GUARD_N, PULL_GUARD_N, PULL_RESUMES, REGRASP_SHIFT, RobotTurn,
                              TurnError, TurnReport)
 from planning.motion.planner import PULL_GRIP_N, PUSH_THROUGH
-from firmware_bridge.client import MotionResult
+from firmware_bridge.client import MotionOutcome, MotionResult
 from planning.looseness import LoosenessBelief
 from planning.tower import TowerState
 from tests.controller.test_turn_checks import observation
@@ -52,7 +52,7 @@ class RecordingArm:
         self.q = np.array(positions[len(positions) // 3 if trips else -1], float)
         self.time += float(times[-1])
         self.calls.append(("follow", guard is not None))
-        return MotionResult("guard" if trips else "done", 1, self.time, 0.0, self.q)
+        return MotionResult(MotionOutcome.GUARD if trips else MotionOutcome.DONE, 1, self.time, 0.0, self.q)
 
 
 class Recorder:
@@ -154,11 +154,11 @@ def scripted_pulls(turn, arm, traces):
         forces = next(script, None)
         if forces is None:
             arm.q = np.array(step.trajectory.end, float)
-            return MotionResult("done", 1, arm.time, 0.0, arm.q), [(arm.time, 0.3)]
+            return MotionResult(MotionOutcome.DONE, 1, arm.time, 0.0, arm.q), [(arm.time, 0.3)]
         arm.q = np.array(step.trajectory.positions[len(step.trajectory.positions) // 4], float)
         arm.time += 0.2
         trace = [(arm.time - 0.004 * (len(forces) - 1 - k), f) for k, f in enumerate(forces)]
-        return MotionResult("guard", 1, arm.time, forces[-1], arm.q), trace
+        return MotionResult(MotionOutcome.GUARD, 1, arm.time, forces[-1], arm.q), trace
     turn._follow_recording = follow_recording
     return moves
 

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from firmware_bridge import messages as m
-from firmware_bridge.client import ArmClient
+from firmware_bridge.client import ArmClient, MotionOutcome
 from firmware_bridge.device import engine as engine_module
 from firmware_bridge.device.engine import DeviceConfig
 from firmware_bridge.device.ideal_arm import IdealArm
@@ -47,7 +47,7 @@ def test_connect_home_and_follow(device):
         ready(client)
         times, pos = ramp(client, np.full(6, 0.1))
         result = client.follow(times, pos)
-        assert result.outcome == "done"
+        assert result.outcome is MotionOutcome.DONE
         assert np.allclose(result.q, pos[-1], atol=0.01)
         assert client.gripper(0.03) == pytest.approx(0.03, abs=1e-3)
 
@@ -60,7 +60,7 @@ def test_guarded_motion_stops_on_force(device):
         times = np.linspace(0, 1.0, 40)
         pos = home + np.outer(np.linspace(0, 1, 40), [0.2, 0, 0, 0, 0, 0])
         result = client.follow(times, pos, guard=((0.0, 0.0, 1.0), 1.0))
-        assert result.outcome == "guard" and result.force_n == pytest.approx(3.0)
+        assert result.outcome is MotionOutcome.GUARD and result.force_n == pytest.approx(3.0)
         assert home[0] + 0.04 < result.q[0] < home[0] + 0.08
 
 
@@ -77,7 +77,7 @@ def test_a_paused_motion_waits_out_the_pause_and_ends_where_planned(device):
         assert np.allclose(client.telemetry().q_set, paused.q_set)
         client.set_rate(1.0)
         result = client.wait_motion(handle)
-        assert result.outcome == "done" and np.allclose(result.q, pos[-1], atol=0.01)
+        assert result.outcome is MotionOutcome.DONE and np.allclose(result.q, pos[-1], atol=0.01)
         with pytest.raises(ValueError, match="within 0..1"):
             client.set_rate(2.0)
 

@@ -10,6 +10,7 @@ import pytest
 from controller.cell_link import CellLink
 from controller.commands.play_cmd import SIM_STALL_S
 from controller.safety import SafetyMonitor
+from firmware_bridge.client import MotionOutcome
 from firmware_bridge.messages import Status
 from hardware.sim.server import SimServer
 from planning.kinematics import ArmModel
@@ -54,7 +55,7 @@ def test_a_hand_in_the_workspace_pauses_the_arm_until_it_has_gone(cell, default_
         if server.person.state == "playing" and Status.PAUSED in Status(later.status):
             assert np.allclose(later.q_set, paused.q_set)   # held where it paused
         result = link.arm.wait_motion(handle)
-        assert result.outcome == "done" and np.allclose(result.q, goal[-1], atol=0.01)
+        assert result.outcome is MotionOutcome.DONE and np.allclose(result.q, goal[-1], atol=0.01)
         kinds = [e.kind for e in monitor.events]
         assert "pause" in kinds and kinds[-1] == "resume", kinds
         pause = next(e for e in monitor.events if e.kind == "pause")
@@ -82,5 +83,5 @@ def test_a_hand_crossing_the_light_curtain_holds_the_arm_before_it_reaches_the_w
     during = link.arm.wait_for(lambda t: t.device_time > held[0] + 0.2, 5.0)
     assert Status.PRESENCE in Status(during.status) and Status.PAUSED not in Status(during.status)
     result = link.arm.wait_motion(handle)
-    assert result.outcome == "done" and np.allclose(result.q, goal[-1], atol=0.01)
+    assert result.outcome is MotionOutcome.DONE and np.allclose(result.q, goal[-1], atol=0.01)
     assert Status.PRESENCE not in Status(link.arm.telemetry().status)

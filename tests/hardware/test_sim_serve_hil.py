@@ -11,7 +11,7 @@ import urllib.request
 import numpy as np
 import pytest
 
-from firmware_bridge.client import ArmClient
+from firmware_bridge.client import ArmClient, MotionOutcome
 from planning.motion.planner import MotionPlanner
 
 pytestmark = pytest.mark.hil
@@ -49,7 +49,7 @@ def test_arm_client_moves_the_simulated_arm_through_the_pty(served, default_cell
         goal = q0 + np.radians([20, -10, 15, 10, -20, 30])
         trajectory = planner.transit(q0, goal, tower_layers=18).moves[0].trajectory
         result = arm.follow(trajectory.times, trajectory.positions)
-        assert result.outcome == "done"
+        assert result.outcome is MotionOutcome.DONE
         settled = arm.wait_for(lambda t: np.allclose(t.q, goal, atol=np.radians(0.2)), timeout_s=2.0)
         assert settled.device_time > result.device_time - 1e-6
         width = arm.gripper(0.02, 10.0)
