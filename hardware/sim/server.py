@@ -5,9 +5,11 @@ over HTTP.
 World time never runs faster than the wall clock: the loop keeps it in step when the machine is fast
 enough, and when it is not, the whole world runs slower rather than catching up in bursts. That
 includes the cameras: a watched camera gets a frame at least every MAX_FRAME_GAP_S of world time,
-and when the renderer (a process of its own) is behind, the world waits for it. While the world
-waits the device keeps answering on the serial link (engine.serve_link), so a busy machine plays
-slower but never looks like a dead device. `pace()` reports the world-to-wall ratio.
+and when the renderer (a process of its own) is behind, the world waits for it. The world also
+waits (a second at most) for a host that a busy machine kept from sending its heartbeats. While
+the world waits the device keeps answering on the serial link (engine.serve_link), so a busy
+machine plays slower but never looks like a dead device, nor a host like a dead one. `pace()`
+reports the world-to-wall ratio.
 """
 
 from __future__ import annotations
@@ -37,6 +39,11 @@ HOLD_SLICE_S = 0.002        # wall seconds between answers on the link while the
 # A renderer that takes longer than this (wall time) for one moment is stuck, not slow: the world
 # goes on without waiting for it, as a real cell goes on when a camera drops frames.
 MAX_HOLD_S = 5.0
+# A host that has said nothing for this much world time (it sends a heartbeat every 50 ms) was kept
+# from running by a busy machine: the world waits for it, up to HOST_WAIT_S of wall time. A host
+# silent longer has stopped, and the world goes on: the firmware's watchdog stops the arm.
+HOST_QUIET_S = 0.1
+HOST_WAIT_S = 1.0
 
 
 class SimServer:
@@ -171,9 +178,13 @@ class SimServer:
         next_frame = last_frame = world.time
         hold_since = None
         stuck = False            # the renderer outlasted MAX_HOLD_S: no waiting until it is free
+        heard = None             # (wall, world) time the host last sent anything
         while not self._stop.is_set():
             with self._lock:
-                engine.receive(self.port.read())
+                data = self.port.read()
+                if data:
+                    heard = (time.monotonic(), world.time)
+                engine.receive(data)
                 stuck = stuck and self.cameras.rendering
                 held = not stuck and self._frame_overdue(last_frame)
                 if held:
@@ -182,6 +193,8 @@ class SimServer:
                         held, stuck = False, True
                 else:
                     hold_since = None
+                held = held or (heard is not None and world.time - heard[1] >= HOST_QUIET_S
+                                and time.monotonic() - heard[0] < HOST_WAIT_S)
                 if held:
                     engine.serve_link(world.time)
                 else:

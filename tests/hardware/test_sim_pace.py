@@ -57,3 +57,51 @@ def test_the_world_waits_for_a_slow_renderer_and_the_link_stays_alive(default_ce
     # the world waited for every late frame, each time longer than the stall limit
     assert server.held_s > 0.3 * (len(gaps) - 1)
     assert server.pace() < 0.9
+
+
+def test_the_world_waits_for_a_host_the_machine_kept_from_running(default_cell):
+    """A host that sends nothing for half a second of wall time (starved by a busy machine, not
+    gone) finds the arm as it left it, the watchdog not tripped; one silent for good does trip it."""
+    import threading
+
+    import serial
+
+    from firmware_bridge import messages as m
+    from firmware_bridge.framing import Frame, FrameDecoder
+
+    pause = threading.Event()
+    with SimServer(default_cell, 1, cameras=False) as server:
+        port = serial.Serial(server.serial_path, timeout=0.05)
+        decoder, seq = FrameDecoder(), 0
+
+        def send(message):
+            nonlocal seq
+            port.write(Frame(seq, message.TYPE, message.pack()).encode())
+            seq += 1
+
+        def latest(kind, wait_s=1.0):
+            """The newest message of `kind`, all that was waiting read first."""
+            found = None
+            for _ in range(int(wait_s / 0.05)):
+                data = port.read(max(1, port.in_waiting))
+                for frame in decoder.feed(data):
+                    message = m.decode(frame.type, frame.body)
+                    if isinstance(message, kind):
+                        found = message
+                if found is not None and not port.in_waiting:
+                    return found
+            return found
+
+        send(m.Hello(m.PROTOCOL_VERSION))
+        assert latest(m.HelloReply) is not None
+        send(m.Heartbeat())
+        before = latest(m.Telemetry)
+        pause.wait(0.5)                      # the host is starved: nothing for 0.5 s
+        send(m.Heartbeat())
+        after = latest(m.Telemetry)
+        assert not after.status & m.Status.FAULT
+        assert after.device_time - before.device_time < 0.2 + 0.05    # the world waited
+        pause.wait(2.0)                      # silent for good: the world goes on, the arm stops
+        stopped = latest(m.Telemetry)
+        assert stopped.status & m.Status.FAULT and stopped.fault & m.Fault.WATCHDOG
+        port.close()
