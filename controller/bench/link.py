@@ -22,7 +22,7 @@ import numpy as np
 
 from firmware_bridge import messages as m
 from firmware_bridge.client import ArmClient
-from firmware_bridge.device.engine import DeviceConfig
+from firmware_bridge.device.hardware import DeviceConfig
 from firmware_bridge.device.ideal_arm import IdealArm
 from firmware_bridge.device.runner import DeviceRunner
 from firmware_bridge.errors import LinkError

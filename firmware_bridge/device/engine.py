@@ -15,55 +15,19 @@ from __future__ import annotations
 import random
 from collections import deque
 from dataclasses import dataclass, field
-from typing import Protocol
-
 import numpy as np
 
+from firmware_bridge.device.hardware import DeviceConfig, DeviceHardware, HardwareState
 from firmware_bridge.device.motion import (LoadedTrajectory, TrajectoryRejected, Upload,
                                            check_trajectory, straight_move)
 from firmware_bridge.framing import Frame, FrameDecoder
 from firmware_bridge.messages import (COMMANDS, PROTOCOL_VERSION, Ack, ClearFault, Enable, EStop,
                                       Event, EventKind, Fault, Gripper, Guard, Heartbeat, Hello,
-                                      HelloReply, Home, JointInfo, Message, MessageError, Nak, Rate,
+                                      HelloReply, Home, Message, MessageError, Nak, Rate,
                                       Reason, Status, Stop, Tare, Telemetry, TrajLoad, TrajRun,
                                       decode)
 
 FIRMWARE_VERSION = (2, 0, 0)
-
-
-@dataclass
-class HardwareState:
-    q: np.ndarray
-    qd: np.ndarray
-    gripper_width: float
-    wrench: np.ndarray   # raw sensor reading: force N (3), torque N m (3), sensor frame
-    presence: bool = False   # the safety input: the cell's presence sensor sees something
-
-
-class DeviceHardware(Protocol):
-    """What the firmware drives: joint servos, the gripper, the wrist sensor."""
-
-    def read(self) -> HardwareState: ...
-
-    def command_joints(self, q: np.ndarray) -> None: ...
-
-    def command_gripper(self, width: float, force: float) -> None: ...
-
-
-@dataclass(frozen=True)
-class DeviceConfig:
-    joints: tuple[JointInfo, ...]
-    gripper_stroke: float
-    force_range_n: float
-    control_hz: int = 1000
-    telemetry_hz: int = 250
-    watchdog_s: float = 0.2
-    max_points: int = 4096
-    tracking_limit: float = 0.15      # rad between set-point and measured joint
-    homing_speed_scale: float = 0.2
-    start_tolerance: float = 0.02     # rad: a trajectory must start where the arm is commanded
-    tare_samples: int = 20
-    presence_hold_s: float = 0.5      # the safety input stays clear this long before motion goes on
 
 
 @dataclass

@@ -10,7 +10,7 @@ from typing import Callable
 
 import numpy as np
 
-from firmware_bridge.device.engine import HardwareState
+from firmware_bridge.device.hardware import HardwareState
 
 
 class IdealArm:

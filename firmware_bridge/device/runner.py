@@ -7,7 +7,8 @@ from __future__ import annotations
 import threading
 import time
 
-from firmware_bridge.device.engine import DeviceConfig, DeviceEngine, DeviceHardware
+from firmware_bridge.device.engine import DeviceEngine
+from firmware_bridge.device.hardware import DeviceConfig, DeviceHardware
 from firmware_bridge.device.pty_port import PtyPort
 
 

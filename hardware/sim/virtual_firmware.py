@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from firmware_bridge.device.engine import DeviceConfig, HardwareState
+from firmware_bridge.device.hardware import DeviceConfig, HardwareState
 from firmware_bridge.messages import JointInfo
 from hardware.sim.curtain import LightCurtain
 from hardware.sim.world import SimWorld

@@ -9,7 +9,7 @@ import pytest
 from firmware_bridge import messages as m
 from firmware_bridge.client import ArmClient, MotionOutcome
 from firmware_bridge.device import engine as engine_module
-from firmware_bridge.device.engine import DeviceConfig
+from firmware_bridge.device.hardware import DeviceConfig
 from firmware_bridge.device.ideal_arm import IdealArm
 from firmware_bridge.device.runner import DeviceRunner
 from firmware_bridge.errors import (CommandRefused, CorruptFrameError, DeviceFault, DeviceResetError,

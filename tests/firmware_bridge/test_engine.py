@@ -4,7 +4,8 @@ import numpy as np
 import pytest
 
 from firmware_bridge import messages as m
-from firmware_bridge.device.engine import DeviceConfig, DeviceEngine
+from firmware_bridge.device.engine import DeviceEngine
+from firmware_bridge.device.hardware import DeviceConfig
 from firmware_bridge.device.ideal_arm import IdealArm
 from firmware_bridge.framing import Frame, FrameDecoder
 
