@@ -175,26 +175,14 @@ class SimServer:
         world, engine = self.world, self.engine
         start_wall = time.monotonic()
         start_sim = world.time
-        next_frame = last_frame = world.time
-        hold_since = None
-        stuck = False            # the renderer outlasted MAX_HOLD_S: no waiting until it is free
-        heard = None             # (wall, world) time the host last sent anything
+        next_frame = world.time
+        waits = _Waits(self.cameras, world.time)
         while not self._stop.is_set():
             with self._lock:
+                now = time.monotonic()
                 data = self.port.read()
-                if data:
-                    heard = (time.monotonic(), world.time)
                 engine.receive(data)
-                stuck = stuck and self.cameras.rendering
-                held = not stuck and self._frame_overdue(last_frame)
-                if held:
-                    hold_since = hold_since or time.monotonic()
-                    if time.monotonic() - hold_since > MAX_HOLD_S:
-                        held, stuck = False, True
-                else:
-                    hold_since = None
-                held = held or (heard is not None and world.time - heard[1] >= HOST_QUIET_S
-                                and time.monotonic() - heard[0] < HOST_WAIT_S)
+                held = waits.hold(now, world.time, heard=bool(data))
                 if held:
                     engine.serve_link(world.time)
                 else:
@@ -207,14 +195,13 @@ class SimServer:
                     if self.cameras is not None and world.time >= next_frame \
                             and self.cameras.offer(world.data):
                         next_frame = world.time + self._frame_period
-                        last_frame = world.time
+                        waits.last_frame = world.time
                     if self.steps % 100 == 0:
-                        self._pace.append((time.monotonic(), world.time))
+                        self._pace.append((now, world.time))
             if held:
-                before = time.monotonic()
                 time.sleep(HOLD_SLICE_S)
                 start_sim, start_wall = world.time, time.monotonic()
-                self.held_s += start_wall - before
+                self.held_s += start_wall - now
             elif self.realtime:
                 ahead = (world.time - start_sim) - (time.monotonic() - start_wall)
                 if ahead > 0.002:
@@ -225,8 +212,40 @@ class SimServer:
                     # watchdog (in simulated time) would miss heartbeats sent in real time.
                     start_sim, start_wall = world.time, time.monotonic()
 
-    def _frame_overdue(self, last_frame: float) -> bool:
-        """A watched camera is owed a frame and the renderer is still busy: the world waits."""
+
+class _Waits:
+    """When the world waits: for a renderer that is behind (a watched camera owed a frame for
+    MAX_FRAME_GAP_S of world time; not past MAX_HOLD_S of wall time for one moment, after which
+    the renderer counts as stuck until it is free), and for a host gone quiet for HOST_QUIET_S of
+    world time (up to HOST_WAIT_S of wall time)."""
+
+    def __init__(self, cameras: CameraServer | None, world_t: float):
+        self.cameras = cameras
+        self.last_frame = world_t          # world time of the last moment handed to the renderer
+        self._hold_since: float | None = None
+        self._stuck = False
+        self._heard: tuple[float, float] | None = None   # (wall, world) the host last spoke
+
+    def hold(self, wall_t: float, world_t: float, heard: bool) -> bool:
+        if heard:
+            self._heard = (wall_t, world_t)
+        return self._for_renderer(wall_t, world_t) or self._for_host(wall_t, world_t)
+
+    def _for_renderer(self, wall_t: float, world_t: float) -> bool:
         cameras = self.cameras
-        return (cameras is not None and cameras.rendering and cameras.watched
-                and self.world.time - last_frame >= MAX_FRAME_GAP_S)
+        rendering = cameras is not None and cameras.rendering
+        self._stuck = self._stuck and rendering
+        owed = (rendering and not self._stuck and cameras.watched
+                and world_t - self.last_frame >= MAX_FRAME_GAP_S)
+        if not owed:
+            self._hold_since = None
+            return False
+        self._hold_since = self._hold_since or wall_t
+        if wall_t - self._hold_since > MAX_HOLD_S:
+            self._stuck = True
+            return False
+        return True
+
+    def _for_host(self, wall_t: float, world_t: float) -> bool:
+        return (self._heard is not None and world_t - self._heard[1] >= HOST_QUIET_S
+                and wall_t - self._heard[0] < HOST_WAIT_S)
