@@ -82,14 +82,14 @@ def settle_options(args: argparse.Namespace) -> None:
     def given(names) -> list[str]:
         return ["--" + n.replace("_", "-") for n in names if getattr(args, n) is not None]
 
-    if args.solo and given(MATCH_OPTIONS):
-        raise CommandError(f"{', '.join(given(MATCH_OPTIONS))}: for a match, not for --solo play")
-    if not args.solo and given(SOLO_OPTIONS):
-        raise CommandError(f"{', '.join(given(SOLO_OPTIONS))}: for --solo play (add --solo), not "
-                           f"for a match")
-    if args.resume and given(KEPT_BY_THE_LOG):
-        raise CommandError(f"{', '.join(given(KEPT_BY_THE_LOG))}: a resumed match keeps the "
-                           f"settings in its log; leave {'it' if len(given(KEPT_BY_THE_LOG)) == 1 else 'them'} out")
+    wrong = given(MATCH_OPTIONS) if args.solo else given(SOLO_OPTIONS)
+    if wrong:
+        raise CommandError(f"{', '.join(wrong)}: for a match, not for --solo play" if args.solo else
+                           f"{', '.join(wrong)}: for --solo play (add --solo), not for a match")
+    kept = given(KEPT_BY_THE_LOG) if args.resume else []
+    if kept:
+        raise CommandError(f"{', '.join(kept)}: a resumed match keeps the settings in its log; "
+                           f"leave {'it' if len(kept) == 1 else 'them'} out")
     for name, default in {**SOLO_OPTIONS, **MATCH_OPTIONS, "seed": DEFAULT_SEED}.items():
         if getattr(args, name) is None:
             setattr(args, name, list(default) if isinstance(default, list) else default)
