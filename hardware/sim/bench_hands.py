@@ -21,7 +21,7 @@ import numpy as np
 
 from hardware.sim.ground_truth import GroundTruth
 from hardware.sim.mjcf import PERSON_PARK
-from hardware.sim.person import weld
+from hardware.sim.mocap import weld
 from hardware.sim.placing import across_dir, placement_centre, slot_world
 from hardware.sim.probe_stage import ProbeStage
 from hardware.sim.scenes import awake, set_block

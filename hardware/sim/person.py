@@ -19,6 +19,7 @@ import mujoco
 import numpy as np
 
 from hardware.sim.ground_truth import GroundTruth
+from hardware.sim.mocap import overlaps_square, quat_mul, rotate_z, slerp, weld, yaw_of, yaw_quat
 from hardware.sim.mjcf import PERSON_FINGER_LENGTH, PERSON_FINGER_RADIUS, PERSON_PARK
 from hardware.sim.placing import across_dir, placement_centre, slot_world
 from hardware.sim.world import SimWorld
@@ -161,7 +162,7 @@ class SimPerson:
                 continue
             in_plane = np.array([self.truth.to_tower(centre + axes[:, k])[:2]
                                  - self.truth.to_tower(centre)[:2] for k in (0, 1)])
-            if _overlaps_square(corners[:, :2], in_plane, half):
+            if overlaps_square(corners[:, :2], in_plane, half):
                 return True
         return False
 
@@ -208,7 +209,7 @@ class SimPerson:
             self.park()
             return
         # taking from the top layer changes where the block goes; from below, it does not
-        after = _without(tower, source) if source[0] < tower.top_layer else tower
+        after = tower.without(*source) if source[0] < tower.top_layer else tower
         layer, slot, yaw = self._target(after)
         record.update(source=list(source), target=[layer, slot])
         yield from self._place(layer, slot, yaw)
@@ -272,7 +273,7 @@ class SimPerson:
         face = data.xpos[body] - push * half             # the end face the tip pushes on
         target_travel = protrude if from_far_end else -float((data.xpos[body] - self._home) @ push)
         yaw = np.arctan2(push[1], push[0])
-        data.mocap_quat[self._finger] = _yaw_quat(yaw)
+        data.mocap_quat[self._finger] = yaw_quat(yaw)
         tip = PERSON_FINGER_LENGTH                       # from the carriage to the tip's end
         start = face - push * (APPROACH_GAP + tip)
         yield from self._reach(self._finger, start)
@@ -309,7 +310,7 @@ class SimPerson:
         near /= np.linalg.norm(near)
         half = self._length(block) / 2
         grip = data.xpos[body] + near * (half - 0.012)
-        data.mocap_quat[self._hand] = _yaw_quat(np.arctan2(near[1], near[0]))
+        data.mocap_quat[self._hand] = yaw_quat(np.arctan2(near[1], near[0]))
         yield from self._reach(self._hand, grip)
         self._hold(body)
         self.truth.reference()
@@ -347,9 +348,9 @@ class SimPerson:
         top = self._top_z() + ABOVE
         yield from self._line(self._hand, np.array([*data.mocap_pos[self._hand][:2], top]), REACH_SPEED)
         # a block is the same either way round: turn it the short way
-        turn_by = (yaw - _yaw_of(data.xmat[held]) + np.pi / 2) % np.pi - np.pi / 2
-        goal_quat = _quat_mul(_yaw_quat(turn_by), data.mocap_quat[self._hand])
-        turned = _rotate_z(hand_from_block, turn_by)
+        turn_by = (yaw - yaw_of(data.xmat[held]) + np.pi / 2) % np.pi - np.pi / 2
+        goal_quat = quat_mul(yaw_quat(turn_by), data.mocap_quat[self._hand])
+        turned = rotate_z(hand_from_block, turn_by)
         above = rest + turned + np.array([0.0, 0.0, ABOVE / 2])
         yield from self._line(self._hand, above, REACH_SPEED, quat=goal_quat)
         # Down until the block meets the tower (felt, not seen). Met high, it sits on a neighbour's
@@ -417,7 +418,7 @@ class SimPerson:
         for i in range(1, n + 1):
             data.mocap_pos[mocap] = start + (goal - start) * i / n
             if quat is not None:
-                data.mocap_quat[mocap] = _slerp(q0, quat, i / n)
+                data.mocap_quat[mocap] = slerp(q0, quat, i / n)
             yield
             if until is not None and until():
                 return
@@ -462,66 +463,3 @@ class SimPerson:
 
     def _slot_world(self, layer: int, slot: int) -> tuple[np.ndarray, float]:
         return slot_world(self.truth, layer, slot)
-
-
-def weld(world: SimWorld, grip: int, hand_body: int, body: int) -> None:
-    """Switch on the weld `grip` between `hand_body` and `body`, holding `body` where it is now
-    relative to the hand."""
-    m, data = world.model, world.data
-    mujoco.mj_forward(m, data)
-    hand_rot = data.xmat[hand_body].reshape(3, 3)
-    rel = hand_rot.T @ (data.xpos[body] - data.xpos[hand_body])
-    quat = np.zeros(4)
-    mujoco.mju_mat2Quat(quat, (hand_rot.T @ data.xmat[body].reshape(3, 3)).flatten())
-    m.eq_obj2id[grip] = body
-    m.eq_data[grip, 3:6] = rel
-    m.eq_data[grip, 6:10] = quat
-    data.eq_active[grip] = 1
-
-
-def _overlaps_square(points: np.ndarray, axes: np.ndarray, half: float) -> bool:
-    """Whether a box, its corners `points` (N, 2, tower frame, table plane) and its own axes in
-    that plane `axes` (2, 2), overlaps the square |x|, |y| <= half: no separating axis among the
-    square's and the box's (exact for a box turned about the vertical only, as the hand is)."""
-    square = np.array([[x, y] for x in (-half, half) for y in (-half, half)])
-    for n in (np.array([1.0, 0.0]), np.array([0.0, 1.0]), *axes):
-        if np.linalg.norm(n) < 1e-9:
-            continue
-        a, b = points @ n, square @ n
-        if a.max() < b.min() or b.max() < a.min():
-            return False
-    return True
-
-
-def _without(tower: TowerState, source: tuple[int, int]) -> TowerState:
-    rows = [list(r) for r in tower.layers]
-    rows[source[0] - 1][source[1]] = False
-    return TowerState(tuple(tuple(r) for r in rows), tower.blocks_moved)
-
-
-def _yaw_quat(yaw: float) -> np.ndarray:
-    return np.array([np.cos(yaw / 2), 0.0, 0.0, np.sin(yaw / 2)])
-
-
-def _yaw_of(xmat: np.ndarray) -> float:
-    r = np.asarray(xmat).reshape(3, 3)
-    return float(np.arctan2(r[1, 0], r[0, 0]))
-
-
-def _rotate_z(v: np.ndarray, angle: float) -> np.ndarray:
-    c, s = np.cos(angle), np.sin(angle)
-    return np.array([c * v[0] - s * v[1], s * v[0] + c * v[1], v[2]])
-
-
-def _quat_mul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    out = np.zeros(4)
-    mujoco.mju_mulQuat(out, np.asarray(a, float), np.asarray(b, float))
-    return out
-
-
-def _slerp(a: np.ndarray, b: np.ndarray, t: float) -> np.ndarray:
-    a, b = np.asarray(a, float), np.asarray(b, float)
-    if a @ b < 0:
-        b = -b
-    q = a + (b - a) * t          # short arcs: a normalised lerp is close enough for a hand
-    return q / np.linalg.norm(q)

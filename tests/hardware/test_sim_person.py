@@ -137,7 +137,7 @@ def test_a_new_round_stops_a_turn_the_fall_cut_short(default_cell):
 
 
 def test_the_hand_is_in_the_workspace_when_any_part_of_it_is():
-    from hardware.sim.person import _overlaps_square
+    from hardware.sim.mocap import overlaps_square
 
     def box(centre, angle, half=(0.5, 0.25)):
         c, s = np.cos(angle), np.sin(angle)
@@ -145,12 +145,12 @@ def test_the_hand_is_in_the_workspace_when_any_part_of_it_is():
         corners = np.array([np.asarray(centre) + axes[0] * x * half[0] + axes[1] * y * half[1]
                             for x in (-1, 1) for y in (-1, 1)])
         return corners, axes
-    assert not _overlaps_square(*box((1.51, 0.0), 0.0), 1.0)
-    assert _overlaps_square(*box((1.49, 0.0), 0.0), 1.0)
+    assert not overlaps_square(*box((1.51, 0.0), 0.0), 1.0)
+    assert overlaps_square(*box((1.49, 0.0), 0.0), 1.0)
     # turned 45 degrees off the square's corner: apart along the diagonal, though its extent
     # along x and along y overlaps the square's
     corners, axes = box((1.1, 1.1), np.pi / 4, half=(0.1, 0.5))
     assert corners[:, 0].min() < 1.0 and corners[:, 1].min() < 1.0
-    assert not _overlaps_square(corners, axes, 1.0)
-    assert _overlaps_square(*box((1.0, 1.0), np.pi / 4, half=(0.1, 0.5)), 1.0)
-    assert _overlaps_square(*box((0.0, 0.0), 0.3), 1.0)
+    assert not overlaps_square(corners, axes, 1.0)
+    assert overlaps_square(*box((1.0, 1.0), np.pi / 4, half=(0.1, 0.5)), 1.0)
+    assert overlaps_square(*box((0.0, 0.0), 0.3), 1.0)
