@@ -23,7 +23,8 @@ from controller.match_turns import SAME_MOVE
 from controller.referee import calls_of_one_move, judge_seen_move
 from controller.retract import retract
 from controller.safety import CLEAR_S, SafetyEvent, SafetyMonitor
-from controller.turn import NoMoveError, ProbeRecord, RobotTurn, TurnError
+from controller.turn import RobotTurn
+from controller.turn_report import NoMoveError, ProbeRecord, TurnError
 from controller.wording import plural, slot_name, turn_phase
 from perception.observation import PerceptionError, TowerObservation
 from planning.kinematics import ArmModel

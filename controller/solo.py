@@ -7,7 +7,8 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from controller.cell_link import CellLink, CellLinkError
-from controller.turn import RobotTurn, TurnError, TurnReport
+from controller.turn import RobotTurn
+from controller.turn_report import TurnError, TurnReport
 from firmware_bridge.errors import ArmError, LinkStalledError, PortClosedError
 from perception.observation import PerceptionError
 from planning.motion.planner import MotionPlanner

@@ -6,12 +6,14 @@ settling window watching for a fall. Everything is timed in device time and repo
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Callable
 
 import numpy as np
 
 from controller.cell_link import CellLink
+from controller.turn_checks import (changed_slots, drag_was_a_spike, outcome_problem, placement_shift,
+                                    protrusions)
+from controller.turn_report import NoMoveError, PhaseClock, ProbeRecord, TurnError, TurnReport
 from controller.wording import slot_name
 from firmware_bridge.client import MotionOutcome, MotionResult
 from perception.observation import PerceptionError, TowerObservation
@@ -24,7 +26,7 @@ from planning.rules import RuleOptions, check_move
 from planning.stability import BlockDims
 from planning.policies import JAM_N, NoBlock, Policy, TurnView
 from planning.strategy import RESTORE_M, placement_guards, placement_slot, set_down_ends
-from planning.tower import SLOTS, across_index, layer_axis
+from planning.tower import layer_axis
 
 PROBE_DEPTH = 0.005          # a test push moves the block at most this far
 PROBE_SPEED = 0.002          # m/s
@@ -34,12 +36,8 @@ PUSH_SPEED = 0.008
 # toppled the tower ran at a median of 1.6 N and 2.6 N at its 90th percentile. A guard at 2 N also
 # let go of loose blocks, and three let-gos in one turn toppled a tower.
 PULL_GUARD_N = 2.5
-# The wrist reads single 4 ms knocks of 1-2.3 N on a 0.2-0.6 N drag while a loose block slides
-# out (the block catching on the layers it slides between), some every 30 ms; a guard trip whose
-# last DRAG_WINDOW_S of force had a median under DRAG_N was such a knock, and the pull goes on, at
-# most PULL_RESUMES times. Pulls that dragged the tower ran at a median of 1.5-2.5 N.
-DRAG_WINDOW_S = 0.04
-DRAG_N = 1.2
+# A guard trip that was a short knock on a light drag (controller/turn_checks.py) lets the pull go
+# on, at most this many times.
 PULL_RESUMES = 10
 # The grasp's approach stops at this: a finger ran into the block. Low, because a loose block slides
 # at 0.15 N: at 2 N the fingers of the simulated cell shoved turned blocks 5-23 mm back into the
@@ -49,62 +47,7 @@ REGRASP_SHIFT = 0.008        # a finger met the block: try again this far to its
                              # fingers clear a 25 mm block by 7.5 mm each side
 WATCH_EVERY_S = 1.0
 HELD_SLIP_M = 0.0015         # the fingers' opening may change this much while a block is carried
-PLACE_CLEARANCE = 0.002     # side gap left to a neighbour in the layer
 DWELL_S = 0.3                # stand still before taring, so the reading is the tool's weight only
-
-
-class TurnError(RuntimeError):
-    """The turn could not be played (no reachable block, a plan failed mid-turn, the tower fell)."""
-
-
-class NoMoveError(TurnError):
-    """The policy found no block to attempt: the robot would have to pass, which the rules do not
-    allow (whoever runs the game rules on it: the round is lost)."""
-
-
-@dataclass
-class ProbeRecord:
-    layer: int
-    slot: int
-    block: int | None
-    threshold_n: float
-    peak_force_n: float
-    travel_mm: float
-    p_loose: float
-    trace: list[tuple[float, float]] = field(default_factory=list)   # (device time, force N)
-
-
-@dataclass
-class TurnReport:
-    number: int
-    source: tuple[int, int] | None = None
-    target: tuple[int, int] | None = None
-    block: int | None = None
-    probes: list[ProbeRecord] = field(default_factory=list)
-    phases_s: dict[str, float] = field(default_factory=dict)
-    legal: bool = False
-    fell: bool = False
-    stories: str = ""
-    released_at: float | None = None      # device time the tool last touched the placed block
-    pull_trace: list[tuple[float, float]] = field(default_factory=list)   # the last pull's drag, N
-    let_go: list[dict] = field(default_factory=list)   # blocks given up and put back: `gave_up`
-    touches: list[dict] = field(default_factory=list)  # grasp approaches that met the block
-    pull_resumed: int = 0       # guard trips on a short knock, after which the pull went on
-    error: str | None = None
-
-    @property
-    def duration_s(self) -> float:
-        return sum(self.phases_s.values())
-
-    def gave_up(self, source, at: str, drawn_m: float, peak_force_n: float,
-                trace: list[tuple[float, float]] | None = None) -> None:
-        """Record a block let go and put back: where (`at`: "approach", "pull", "slip"), how far
-        it had been drawn and the peak force."""
-        entry = {"layer": source[0], "slot": source[1], "drawn_mm": drawn_m * 1000,
-                 "peak_force_n": peak_force_n, "at": at}
-        if trace is not None:
-            entry["trace"] = trace
-        self.let_go.append(entry)
 
 
 class RobotTurn:
@@ -145,13 +88,13 @@ class RobotTurn:
             raise
 
     def _play(self, report: TurnReport, blocks_moved: int, watch_window: bool = True) -> TurnReport:
-        clock = _Phases(self.arm, report, self.on_phase)
+        clock = PhaseClock(self.arm, report, self.on_phase)
         with clock("perceive"):
             obs = self._observe()
             state = obs.tower_state(blocks_moved)
             self._use_perceived_tower(obs)
         belief = self._belief(state, obs)
-        offsets = _protrusions(obs)
+        offsets = protrusions(obs)
         layers = state.top_layer + 1
         pull = None
         while pull is None:
@@ -164,12 +107,12 @@ class RobotTurn:
                 # rides along): look again before the next block is touched.
                 with clock("perceive"):
                     obs = self._observe()
-                    changed = _changed_slots(set(state.blocks()), obs)
+                    changed = changed_slots(set(state.blocks()), obs)
                     if changed:
                         raise TurnError("the tower changed while a block was put back: slots "
                                         + ", ".join(slot_name(l, s) for l, s in changed))
                     self._use_perceived_tower(obs)
-                    offsets = _protrusions(obs)
+                    offsets = protrusions(obs)
         report.source = chosen
         observed = obs.block_at(*chosen)
         report.block = observed.block if observed else None
@@ -202,7 +145,7 @@ class RobotTurn:
             except PerceptionError as exc:
                 report.error = str(exc)
             else:
-                problem = _outcome_problem(state, final, chosen, target)
+                problem = outcome_problem(state, final, chosen, target)
                 if problem:
                     report.legal, report.error = False, problem
         return report
@@ -318,7 +261,7 @@ class RobotTurn:
                 return "slip"
             if result.outcome is not MotionOutcome.GUARD:
                 return None
-            if not _drag_was_a_spike(trace, result.device_time) or resumed >= PULL_RESUMES:
+            if not drag_was_a_spike(trace, result.device_time) or resumed >= PULL_RESUMES:
                 return "pull"
             # a moment's knock, not a drag: on with the rest of the pull
             resumed += 1
@@ -673,77 +616,3 @@ class RobotTurn:
         reason = self.halted()
         if reason is not None:
             raise TurnError(f"{label}: {reason}")
-
-
-def _changed_slots(full: set[tuple[int, int]], after: TowerObservation) -> list[tuple[int, int]]:
-    """Slots the cameras see full or empty against the expected `full` slots."""
-    return sorted(k for k, seen in after.occupancy.items() if seen != (k in full))
-
-
-def _protrusions(obs: TowerObservation) -> dict[tuple[int, int], float]:
-    """How far each seen block sticks out along its layer (m)."""
-    return {key: mm / 1000 for key, mm in obs.protrusions_mm().items()}
-
-
-def _drag_was_a_spike(trace: list[tuple[float, float]], tripped_at: float) -> bool:
-    """Whether the force before a guard trip was a short knock on a light drag, not a drag."""
-    recent = [f for t, f in trace if t >= tripped_at - DRAG_WINDOW_S]
-    return bool(recent) and float(np.median(recent)) < DRAG_N
-
-
-def placement_shift(obs: TowerObservation, target: tuple[int, int], width: float) -> float:
-    """How far across the layer (m, toward slot 2) to lay the new block from its slot's centre so
-    that it clears the blocks already in the layer where the cameras see them: blocks are not
-    all the same width and a placed block rarely lands dead on its slot."""
-    layer, slot = target
-    k = across_index(layer)
-    nominal = (slot - 1) * width
-    low, high = -np.inf, np.inf
-    for other in SLOTS:
-        seen = obs.block_at(layer, other)
-        if other == slot or seen is None:
-            continue
-        centre = seen.position_mm[k] / 1000
-        if other < slot:
-            low = max(low, centre + width + PLACE_CLEARANCE)
-        else:
-            high = min(high, centre - width - PLACE_CLEARANCE)
-    want = (low + high) / 2 if low > high else min(max(nominal, low), high)
-    return float(want - nominal)
-
-
-def _outcome_problem(before, after: TowerObservation, source, target) -> str | None:
-    """What the cameras see after the turn that the move planned does not explain, if anything:
-    the plan being legal is not enough, the tower must show it."""
-    if after.occupancy.get(source, False):
-        return f"layer {source[0]} slot {source[1]} still looks full after the block was taken"
-    if not after.occupancy.get(target, False):
-        return f"the placed block is not seen at layer {target[0]} slot {target[1]}"
-    changed = _changed_slots(set(before.blocks()) - {source} | {target}, after)
-    if changed:
-        return "other slots changed during the turn: " + ", ".join(slot_name(l, s) for l, s in changed)
-    if after.out_of_place:
-        return f"blocks out of place after the turn: {after.out_of_place}"
-    return None
-
-
-class _Phases:
-    """Times each phase of the turn in device time."""
-
-    def __init__(self, arm, report: TurnReport, on_start: Callable[[str, TurnReport], None] | None):
-        self.arm, self.report, self.on_start = arm, report, on_start
-
-    def __call__(self, name: str):
-        phases = self
-
-        class _Timer:
-            def __enter__(self):
-                if phases.on_start is not None:
-                    phases.on_start(name, phases.report)
-                self.start = phases.arm.device_time()
-
-            def __exit__(self, *exc):
-                spent = phases.arm.device_time() - self.start
-                phases.report.phases_s[name] = phases.report.phases_s.get(name, 0.0) + spent
-        return _Timer()
-

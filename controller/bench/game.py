@@ -84,7 +84,8 @@ class _TurnEnded(Exception):
 
 def play_fast_game(cell, seed: int, policy_name: str, max_turns: int) -> GameRecord:
     """One solo game with the benchmark's hands, the tower drawn from `seed`."""
-    from controller.turn import DRAG_N, PROBE_DEPTH, PULL_GUARD_N
+    from controller.turn import PROBE_DEPTH, PULL_GUARD_N
+    from controller.turn_checks import DRAG_N
     from hardware.sim.bench_hands import PROBE_SPEED, PUSH_SPEED, BenchHands
     from hardware.sim.world import SimWorld
     from planning.motion.planner import PUSH_THROUGH

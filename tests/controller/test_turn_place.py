@@ -7,8 +7,8 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from controller.turn import (GRASP_GUARD_N, PULL_GUARD_N, PULL_RESUMES, REGRASP_SHIFT, RobotTurn,
-                             TurnError, TurnReport)
+from controller.turn import GRASP_GUARD_N, PULL_GUARD_N, PULL_RESUMES, REGRASP_SHIFT, RobotTurn
+from controller.turn_report import TurnError, TurnReport
 from planning.motion.planner import PULL_GRIP_N, PUSH_THROUGH
 from firmware_bridge.client import MotionOutcome, MotionResult
 from planning.looseness import LoosenessBelief
@@ -253,7 +253,7 @@ class Probed(Exception):
 def _choosing(planner, default_cell, options, travel_m, comes_out):
     """A turn whose every probe moves its block `travel_m` against a tight push, and whose
     push-through succeeds as `comes_out` says; returns what it probed and pushed through."""
-    from controller.turn import ProbeRecord
+    from controller.turn_report import ProbeRecord
     from planning.looseness import ProbeOutcome
     turn = RobotTurn(SimpleNamespace(arm=RecordingArm(planner.arm.home), cell=default_cell),
                      planner, options)

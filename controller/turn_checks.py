@@ -1,0 +1,71 @@
+"""Pure judgements a robot turn makes from what it saw and felt: which slots changed, how far
+blocks stick out, whether a guard trip was a knock or a drag, where to lay a block between its
+neighbours, and whether the tower after the turn shows the move and nothing else."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from controller.wording import slot_name
+from perception.observation import TowerObservation
+from planning.tower import SLOTS, across_index
+
+# The wrist reads single 4 ms knocks of 1-2.3 N on a 0.2-0.6 N drag while a loose block slides
+# out (the block catching on the layers it slides between), some every 30 ms; a guard trip whose
+# last DRAG_WINDOW_S of force had a median under DRAG_N was such a knock, and the pull goes on (at
+# most PULL_RESUMES times, controller/turn.py). Pulls that dragged the tower ran at a median of 1.5-2.5 N.
+DRAG_WINDOW_S = 0.04
+DRAG_N = 1.2
+PLACE_CLEARANCE = 0.002     # side gap left to a neighbour in the layer
+
+
+def changed_slots(full: set[tuple[int, int]], after: TowerObservation) -> list[tuple[int, int]]:
+    """Slots the cameras see full or empty against the expected `full` slots."""
+    return sorted(k for k, seen in after.occupancy.items() if seen != (k in full))
+
+
+def protrusions(obs: TowerObservation) -> dict[tuple[int, int], float]:
+    """How far each seen block sticks out along its layer (m)."""
+    return {key: mm / 1000 for key, mm in obs.protrusions_mm().items()}
+
+
+def drag_was_a_spike(trace: list[tuple[float, float]], tripped_at: float) -> bool:
+    """Whether the force before a guard trip was a short knock on a light drag, not a drag."""
+    recent = [f for t, f in trace if t >= tripped_at - DRAG_WINDOW_S]
+    return bool(recent) and float(np.median(recent)) < DRAG_N
+
+
+def placement_shift(obs: TowerObservation, target: tuple[int, int], width: float) -> float:
+    """How far across the layer (m, toward slot 2) to lay the new block from its slot's centre so
+    that it clears the blocks already in the layer where the cameras see them: blocks are not
+    all the same width and a placed block rarely lands dead on its slot."""
+    layer, slot = target
+    k = across_index(layer)
+    nominal = (slot - 1) * width
+    low, high = -np.inf, np.inf
+    for other in SLOTS:
+        seen = obs.block_at(layer, other)
+        if other == slot or seen is None:
+            continue
+        centre = seen.position_mm[k] / 1000
+        if other < slot:
+            low = max(low, centre + width + PLACE_CLEARANCE)
+        else:
+            high = min(high, centre - width - PLACE_CLEARANCE)
+    want = (low + high) / 2 if low > high else min(max(nominal, low), high)
+    return float(want - nominal)
+
+
+def outcome_problem(before, after: TowerObservation, source, target) -> str | None:
+    """What the cameras see after the turn that the move planned does not explain, if anything:
+    the plan being legal is not enough, the tower must show it."""
+    if after.occupancy.get(source, False):
+        return f"{slot_name(*source)} still looks full after the block was taken"
+    if not after.occupancy.get(target, False):
+        return f"the placed block is not seen at {slot_name(*target)}"
+    changed = changed_slots(set(before.blocks()) - {source} | {target}, after)
+    if changed:
+        return "other slots changed during the turn: " + ", ".join(slot_name(l, s) for l, s in changed)
+    if after.out_of_place:
+        return f"blocks out of place after the turn: {after.out_of_place}"
+    return None

@@ -1,0 +1,82 @@
+"""What a robot turn reports (the block taken, each probe, the time of each phase) and the errors
+that end it; the clock that times its phases in device time."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+
+class TurnError(RuntimeError):
+    """The turn could not be played (no reachable block, a plan failed mid-turn, the tower fell)."""
+
+
+class NoMoveError(TurnError):
+    """The policy found no block to attempt: the robot would have to pass, which the rules do not
+    allow (whoever runs the game rules on it: the round is lost)."""
+
+
+@dataclass
+class ProbeRecord:
+    layer: int
+    slot: int
+    block: int | None
+    threshold_n: float
+    peak_force_n: float
+    travel_mm: float
+    p_loose: float
+    trace: list[tuple[float, float]] = field(default_factory=list)   # (device time, force N)
+
+
+@dataclass
+class TurnReport:
+    number: int
+    source: tuple[int, int] | None = None
+    target: tuple[int, int] | None = None
+    block: int | None = None
+    probes: list[ProbeRecord] = field(default_factory=list)
+    phases_s: dict[str, float] = field(default_factory=dict)
+    legal: bool = False
+    fell: bool = False
+    stories: str = ""
+    released_at: float | None = None      # device time the tool last touched the placed block
+    pull_trace: list[tuple[float, float]] = field(default_factory=list)   # the last pull's drag, N
+    let_go: list[dict] = field(default_factory=list)   # blocks given up and put back: `gave_up`
+    touches: list[dict] = field(default_factory=list)  # grasp approaches that met the block
+    pull_resumed: int = 0       # guard trips on a short knock, after which the pull went on
+    error: str | None = None
+
+    @property
+    def duration_s(self) -> float:
+        return sum(self.phases_s.values())
+
+    def gave_up(self, source, at: str, drawn_m: float, peak_force_n: float,
+                trace: list[tuple[float, float]] | None = None) -> None:
+        """Record a block let go and put back: where (`at`: "approach", "pull", "slip"), how far
+        it had been drawn and the peak force."""
+        entry = {"layer": source[0], "slot": source[1], "drawn_mm": drawn_m * 1000,
+                 "peak_force_n": peak_force_n, "at": at}
+        if trace is not None:
+            entry["trace"] = trace
+        self.let_go.append(entry)
+
+
+class PhaseClock:
+    """Times each phase of the turn in device time."""
+
+    def __init__(self, arm, report: TurnReport, on_start: Callable[[str, TurnReport], None] | None):
+        self.arm, self.report, self.on_start = arm, report, on_start
+
+    def __call__(self, name: str):
+        phases = self
+
+        class _Timer:
+            def __enter__(self):
+                if phases.on_start is not None:
+                    phases.on_start(name, phases.report)
+                self.start = phases.arm.device_time()
+
+            def __exit__(self, *exc):
+                spent = phases.arm.device_time() - self.start
+                phases.report.phases_s[name] = phases.report.phases_s.get(name, 0.0) + spent
+        return _Timer()
