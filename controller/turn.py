@@ -10,9 +10,11 @@ from typing import Callable
 
 import numpy as np
 
+from controller.arm_moves import ArmMoves, HeldBlockWatch
 from controller.cell_link import CellLink
-from controller.turn_checks import (changed_slots, drag_was_a_spike, outcome_problem, placement_shift,
-                                    protrusions)
+from controller.settling import watch_settling
+from controller.turn_checks import (changed_slots, drag_was_a_spike, end_protrusion, outcome_problem,
+                                    placement_shift, protrusions, seen_offset)
 from controller.turn_report import NoMoveError, PhaseClock, ProbeRecord, TurnError, TurnReport
 from controller.wording import slot_name
 from firmware_bridge.client import MotionOutcome, MotionResult
@@ -21,7 +23,6 @@ from planning.looseness import LoosenessBelief, ProbeOutcome
 from planning.motion.planner import (PLACE_GUARD_N, PLACE_OVERHANG, PULL_SPEED, PUSH_THROUGH, STANDOFF,
                                      MotionPlanner)
 from planning.motion.plans import ForceGuard, GripStep, MotionPlan, MoveStep, PlanError
-from planning.motion.trajectory import time_path
 from planning.rules import RuleOptions, check_move
 from planning.stability import BlockDims
 from planning.policies import JAM_N, NoBlock, Policy, TurnView
@@ -45,9 +46,6 @@ PULL_RESUMES = 10
 GRASP_GUARD_N = 0.6
 REGRASP_SHIFT = 0.008        # a finger met the block: try again this far to its side (m); the open
                              # fingers clear a 25 mm block by 7.5 mm each side
-WATCH_EVERY_S = 1.0
-HELD_SLIP_M = 0.0015         # the fingers' opening may change this much while a block is carried
-DWELL_S = 0.3                # stand still before taring, so the reading is the tool's weight only
 
 
 class RobotTurn:
@@ -65,13 +63,14 @@ class RobotTurn:
         # Blocks whose pull dragged the tower, in any turn of this game: in the simulated cell the
         # same blocks dragged at every pull, turn after turn.
         self.dragged: set[tuple[int, int]] = set()
-        self.held_width: float | None = None   # the fingers' opening on the block after the pull
+        self.grip = HeldBlockWatch(self.arm, self.dims.width)   # the fingers on the pulled block
         self.on_probe: Callable[[ProbeRecord], None] | None = None   # told of each probe at once
         # told as each phase of the turn begins (its name and the report so far), for the console
         self.on_phase: Callable[[str, TurnReport], None] | None = None
         # why the turn must stop now, if it must (the safety monitor saw the tower fall): asked
         # around every move, so a turn never carries on into a fallen tower
         self.halted: Callable[[], str | None] = lambda: None
+        self.moves = ArmMoves(self.arm, planner, lambda: self.halted())
 
     # --- the turn -----------------------------------------------------------------------------
 
@@ -127,17 +126,17 @@ class RobotTurn:
             if not ends:
                 raise TurnError(f"a block set down on layer {target[0]} would tip off: the layer "
                                 f"below has no support under either end")
-            place = self.planner.place(self._q(), *target, pull.held,
+            place = self.planner.place(self.moves.q(), *target, pull.held,
                                        shift=placement_shift(obs, target, self.dims.width),
                                        guard_n=press_n, align_guard_n=align_n, ends=ends)
             report.released_at = self._run_place(place, target[0])
         report.legal = check_move(state, chosen, target, layer_axis(target[0]), self.options) == []
         with clock("clear"):
-            self._transit(self.planner.arm.home, layers + 1)
+            self.moves.transit(self.planner.arm.home, layers + 1)
         if not watch_window:
             return report
         with clock("settle"):
-            final = self._watch_settle(report.released_at)
+            final = watch_settling(self.link, report.released_at, self.options.window_s)
         report.fell = final is None or final.fell
         if not report.fell:
             try:
@@ -219,7 +218,7 @@ class RobotTurn:
             self._let_go(source, obs, PUSH_THROUGH + max(drawn, 0.0), pull.frame, into, layers)
             self._rule_out(source, belief)
             return None
-        self._check_held()
+        self.grip.check_held()
         return pull
 
     def _draw(self, pull: MotionPlan, source, into, layers: int, report: TurnReport) -> bool:
@@ -227,18 +226,18 @@ class RobotTurn:
         while it slides out, squeezed while its end still rests in the tower, then drawn clear.
         False (and a `let_go` entry) when the guard found a steady drag, not a knock, or the
         block slid out of the fingers' light pull grip."""
-        self._dwell_and_tare()
+        self.moves.dwell_and_tare()
         # the block resisting the pull pushes the gripper back toward the tower
         rotation = self.planner.arm.fk(pull.step("pull").trajectory.start, pull.frame).R
         axis = tuple(float(v) for v in rotation.T @ into)
-        start = self.planner.arm.fk(self._q(), pull.frame).t
+        start = self.planner.arm.fk(self.moves.q(), pull.frame).t
         report.pull_trace = []
         for label in ("pull", "pull_out"):
             if label == "pull_out":
-                self._grip(pull.step("squeeze"))
+                self.moves.grip(pull.step("squeeze"))
             problem = self._draw_part(pull, label, axis, layers, report)
             if problem:
-                drawn = float((start - self.planner.arm.fk(self._q(), pull.frame).t) @ into)
+                drawn = float((start - self.planner.arm.fk(self.moves.q(), pull.frame).t) @ into)
                 report.gave_up(source, problem, drawn,
                                max((f for _, f in report.pull_trace), default=0.0),
                                report.pull_trace)
@@ -257,7 +256,7 @@ class RobotTurn:
                 MoveStep(step.label, step.trajectory, ForceGuard(axis, PULL_GUARD_N)), axis)
             report.pull_trace += trace
             # a block that slid out of the light grip held more than the guard allows too
-            if not self._holds_block(self.arm.telemetry().gripper_width_m):
+            if not self.grip.holds(self.arm.telemetry().gripper_width_m):
                 return "slip"
             if result.outcome is not MotionOutcome.GUARD:
                 return None
@@ -266,8 +265,8 @@ class RobotTurn:
             # a moment's knock, not a drag: on with the rest of the pull
             resumed += 1
             report.pull_resumed += 1
-            here = self.planner.arm.fk(self._q(), pull.frame).t
-            step = self.planner.straight(self._q(), pull.frame, end - here, tower_layers=layers,
+            here = self.planner.arm.fk(self.moves.q(), pull.frame).t
+            step = self.planner.straight(self.moves.q(), pull.frame, end - here, tower_layers=layers,
                                          speed=PULL_SPEED, exempt=("held",), held=pull.held,
                                          label=label).moves[0]
 
@@ -280,33 +279,33 @@ class RobotTurn:
         guarded, and a finger that meets the block backs off and tries again REGRASP_SHIFT to the
         side of the finger that touched (the wrist's torque about the tool's x axis tells which),
         then to the other side. Fingers that close on air open and try both sides too."""
-        seen = self._seen_offset(source, obs)
-        front = self._front_protrusion(source, obs) + PUSH_THROUGH
+        seen = seen_offset(self.planner.tower, obs, source)
+        front = end_protrusion(obs, source, self.planner.tower.front_end(source[0])) + PUSH_THROUGH
         across = self.planner.tower.across(source[0])
         tries = [0.0]
         while tries:
             extra = tries.pop(0)
-            pull = self.planner.pull(self._q(), *source, front, tower_layers=layers,
+            pull = self.planner.pull(self.moves.q(), *source, front, tower_layers=layers,
                                      guard_n=GRASP_GUARD_N, shift=seen["shift"] + extra,
                                      rise=seen["rise"])
-            self._follow(pull.step("transit"))
-            self._grip(pull.step("open"))
-            self._dwell_and_tare()
+            self.moves.follow(pull.step("transit"))
+            self.moves.grip(pull.step("open"))
+            self.moves.dwell_and_tare()
             approach = pull.step("approach")
-            met = self._follow(approach)
+            met = self.moves.follow(approach)
             toward = 1.0
             if met.outcome is not MotionOutcome.GUARD:
-                width = self._grip(pull.step("close"))
-                if self._holds_block(width):
+                width = self.moves.grip(pull.step("close"))
+                if self.grip.holds(width):
                     return pull
                 # closed on air: the block lies beyond one finger or the other, which is unknown
                 report.touches.append({"layer": source[0], "slot": source[1], "force_n": 0.0,
                                        "missed": True, "shift_mm": (seen["shift"] + extra) * 1000})
-                self._open_fully()
+                self.moves.open_fully()
             else:
                 # A finger at +y (tool) pressed back along -z twists the wrist negatively about x.
                 torque_x = float(self.arm.telemetry().wrench[3])
-                y_world = self.planner.arm.fk(self._q(), pull.frame).R[:, 1]
+                y_world = self.planner.arm.fk(self.moves.q(), pull.frame).R[:, 1]
                 toward = -np.sign(torque_x) * np.sign(float(y_world @ across)) or 1.0
                 report.touches.append({"layer": source[0], "slot": source[1], "force_n": met.force_n,
                                        "torque_x_nm": torque_x,
@@ -319,13 +318,13 @@ class RobotTurn:
     def _let_go(self, source, obs, travel: float, frame: str, into, layers: int) -> None:
         """Open, back away from a block that dragged the tower, and push it home by `travel`,
         how far it was pushed through and drawn out."""
-        self._open_fully()
+        self.moves.open_fully()
         self._back_off(frame, into, layers, "let_go")
         self._restore(source, obs, travel, layers)
 
     def _back_off(self, frame: str, into, layers: int, label: str) -> None:
         """Straight out of the tower's way from a block's front end, along the layer."""
-        self._run(self.planner.straight(self._q(), frame, -into * (STANDOFF + 0.01),
+        self.moves.run(self.planner.straight(self.moves.q(), frame, -into * (STANDOFF + 0.01),
                                         tower_layers=layers, label=label))
 
     # --- probing ------------------------------------------------------------------------------
@@ -333,12 +332,12 @@ class RobotTurn:
     def _probe(self, source, obs: TowerObservation, layers: int, threshold: float):
         layer, slot = source
         end = -self.planner.tower.front_end(layer)        # push from the back
-        protrusion = self._end_protrusion(source, obs, end)
-        plan = self.planner.push(self._q(), layer, slot, PROBE_DEPTH, tower_layers=layers, end=end,
+        protrusion = end_protrusion(obs, source, end)
+        plan = self.planner.push(self.moves.q(), layer, slot, PROBE_DEPTH, tower_layers=layers, end=end,
                                  protrusion=protrusion, speed=PROBE_SPEED, guard_n=threshold,
                                  retreat=False, through=PUSH_THROUGH,
-                                 **self._seen_offset(source, obs))
-        self._come_to_face(plan)
+                                 **seen_offset(self.planner.tower, obs, source))
+        self.moves.come_to_face(plan)
         push = plan.step("push")
         result, trace = self._follow_recording(push, push.guard.direction)
         peak = max((f for _, f in trace), default=0.0)
@@ -358,16 +357,16 @@ class RobotTurn:
         layer, slot = source
         end = -self.planner.tower.front_end(layer)
         direction = -end * self.planner.tower.axis(layer)
-        protrusion = self._end_protrusion(source, obs, end)
+        protrusion = end_protrusion(obs, source, end)
         already = self._block_travel(probe_plan.frame, layer, slot, end, protrusion, 0.0)
-        push = self.planner.straight(self._q(), probe_plan.frame, direction * (PUSH_THROUGH - already),
+        push = self.planner.straight(self.moves.q(), probe_plan.frame, direction * (PUSH_THROUGH - already),
                                      tower_layers=layers, speed=PUSH_SPEED, exempt=("probe",),
                                      label="push_through")
         step = push.moves[0]
         jam = ForceGuard(probe_plan.step("push").guard.direction, self._jam_n(source))
-        result = self._follow(MoveStep(step.label, step.trajectory, jam))
+        result = self.moves.follow(MoveStep(step.label, step.trajectory, jam))
         jammed = result.outcome is MotionOutcome.GUARD
-        force_n = self._force_along(jam.direction) if jammed else 0.0
+        force_n = self.moves.force_along(jam.direction) if jammed else 0.0
         moved = self._block_travel(probe_plan.frame, layer, slot, end, protrusion, force_n)
         self._retreat(probe_plan, layers, "back_out")
         if not jammed:
@@ -383,7 +382,7 @@ class RobotTurn:
         axis = np.asarray(axis, float)
         self.link.forces.start()
         try:
-            result = self._follow(step)
+            result = self.moves.follow(step)
         finally:
             samples = self.link.forces.stop()
         return result, [(t, float(w[:3] @ axis)) for t, w in samples]
@@ -402,25 +401,25 @@ class RobotTurn:
                  prefix: str = "") -> None:
         """Straight back out along a push, from wherever it stopped to where its approach began
         (`prefix`: the push's steps are named so inside a bigger plan, as `align_`)."""
-        direction = self._push_direction(push_plan, prefix)
-        here = self.planner.arm.fk(self._q(), push_plan.frame).t
+        direction = self.moves.push_direction(push_plan, prefix)
+        here = self.planner.arm.fk(self.moves.q(), push_plan.frame).t
         began = self.planner.arm.fk(push_plan.step(prefix + "approach").trajectory.start,
                                     push_plan.frame).t
         back = max(float((here - began) @ direction), 0.0)
-        self._run(self.planner.straight(self._q(), push_plan.frame, -direction * back,
+        self.moves.run(self.planner.straight(self.moves.q(), push_plan.frame, -direction * back,
                                         tower_layers=layers, exempt=("probe",), label=label))
 
     def _restore(self, source, obs, travel: float, layers: int) -> None:
         """Push a tested block back from the front by as far as the test moved it."""
         layer, slot = source
         front = self.planner.tower.front_end(layer)
-        was = self._end_protrusion(source, obs, front)
-        plan = self.planner.push(self._q(), layer, slot, -was,
+        was = end_protrusion(obs, source, front)
+        plan = self.planner.push(self.moves.q(), layer, slot, -was,
                                  tower_layers=layers, end=front, protrusion=was + travel,
                                  speed=PUSH_SPEED, guard_n=self._jam_n(source), retreat=False,
-                                 **self._seen_offset(source, obs))
-        self._come_to_face(plan)
-        self._follow(plan.step("push"))
+                                 **seen_offset(self.planner.tower, obs, source))
+        self.moves.come_to_face(plan)
+        self.moves.follow(plan.step("push"))
         self._retreat(plan, layers, "restore_retreat")
 
     def _re_engage(self, source, obs, layers: int, belief: LoosenessBelief):
@@ -428,15 +427,15 @@ class RobotTurn:
         source, or None when it jammed (it is then back in place and ruled out)."""
         layer, slot = source
         end = -self.planner.tower.front_end(layer)
-        plan = self.planner.push(self._q(), layer, slot, PROBE_DEPTH, tower_layers=layers, end=end,
-                                 protrusion=self._end_protrusion(source, obs, end), speed=PROBE_SPEED,
+        plan = self.planner.push(self.moves.q(), layer, slot, PROBE_DEPTH, tower_layers=layers, end=end,
+                                 protrusion=end_protrusion(obs, source, end), speed=PROBE_SPEED,
                                  guard_n=self._jam_n(source), retreat=False, through=PUSH_THROUGH,
-                                 **self._seen_offset(source, obs))
-        self._come_to_face(plan)
-        self._follow(plan.step("push"))
+                                 **seen_offset(self.planner.tower, obs, source))
+        self.moves.come_to_face(plan)
+        self.moves.follow(plan.step("push"))
         return source if self._push_through(source, plan, obs, layers, belief) else None
 
-    # --- placing and watching -----------------------------------------------------------------
+    # --- placing ------------------------------------------------------------------------------
 
     def _run_place(self, plan: MotionPlan, layer: int) -> float:
         """Run a place plan into `layer`; returns the device time the tool last touched the
@@ -446,7 +445,7 @@ class RobotTurn:
         stopped_early = False
         for step in plan.steps:
             if isinstance(step, GripStep):
-                self._grip(step)
+                self.moves.grip(step)
                 if step.label == "release":
                     released = self.arm.device_time()
                 continue
@@ -455,32 +454,17 @@ class RobotTurn:
                 self._retreat(plan, layer, "align_retreat", "align_")
                 continue
             if step.label == "descend":
-                self._check_still_held()
+                self.grip.check_still_held()
             if step.guard is not None:
                 # the tool turned since the last tare; its weight would read as a push
-                self._dwell_and_tare()
-            result = self._follow(step)
+                self.moves.dwell_and_tare()
+            result = self.moves.follow(step)
             if step.label == "align_push":
                 stopped_early = result.outcome is MotionOutcome.GUARD
                 released = self.arm.device_time()
         return released if released is not None else self.arm.device_time()
 
-    def _watch_settle(self, released_at: float) -> TowerObservation | None:
-        """Observe until the settling window after the release closes; None if the tower fell."""
-        last = None
-        deadline = released_at + self.options.window_s
-        while True:
-            now = self.arm.device_time()
-            result = self.link.observe(after=now)
-            last = result.observation
-            if last.fell:
-                return None
-            if now >= deadline:
-                return last
-            wait = min(WATCH_EVERY_S, deadline - now)
-            self.arm.wait_for(lambda t, until=now + wait: t.device_time >= until, timeout_s=wait + 5)
-
-    # --- motion helpers -----------------------------------------------------------------------
+    # --- seeing and ruling out ----------------------------------------------------------------
 
     def _observe(self) -> TowerObservation:
         obs = self.link.observe().observation
@@ -491,31 +475,6 @@ class RobotTurn:
     def _use_perceived_tower(self, obs: TowerObservation) -> None:
         pose = obs.pose
         self.planner.set_tower(self.planner.tower.measured(pose.x, pose.y, pose.yaw, pose.pitch))
-
-    def _end_protrusion(self, source, obs: TowerObservation, end: int) -> float:
-        """How far the block's `end` face sticks out of the tower (m), as perceived."""
-        observed = obs.block_at(*source)
-        along = observed.protrusion_mm / 1000 if observed else 0.0
-        return end * along
-
-    def _seen_offset(self, source, obs: TowerObservation) -> dict[str, float]:
-        """Where the cameras saw the block from its slot's nominal centre, as the planner's
-        `shift` (across the layer) and `rise` (up): blocks differ in size and placed blocks land
-        off centre, and the rod has only a few millimetres to spare in a block's gap."""
-        observed = obs.block_at(*source)
-        if observed is None:
-            return {"shift": 0.0, "rise": 0.0}
-        shift, rise = self.planner.tower.seen_offset(*source, np.asarray(observed.position_mm) / 1000)
-        return {"shift": shift, "rise": rise}
-
-    def _front_protrusion(self, source, obs) -> float:
-        return self._end_protrusion(source, obs, self.planner.tower.front_end(source[0]))
-
-    def _push_direction(self, plan: MotionPlan, prefix: str = "") -> np.ndarray:
-        push = plan.step(prefix + "push").trajectory
-        a = self.planner.arm.fk(push.start, plan.frame).t
-        b = self.planner.arm.fk(push.end, plan.frame).t
-        return (b - a) / np.linalg.norm(b - a)
 
     def _jam_n(self, source) -> float:
         """Force at which pushing a block through gives up: the policy's jam limit (less where
@@ -529,90 +488,3 @@ class RobotTurn:
             self.chooser.jammed(source)
         else:
             belief.jammed(source)
-
-    def _force_along(self, direction) -> float:
-        return float(np.asarray(self.arm.telemetry().wrench[:3]) @ np.asarray(direction, float))
-
-    def _check_held(self) -> None:
-        """After a pull the gripper must hold a block: closed on nothing means the block did not
-        come out where planned, and carrying on would place air."""
-        width = self.arm.telemetry().gripper_width_m
-        if not self._holds_block(width):
-            raise TurnError(f"the gripper closed to {width * 1000:.1f} mm: it holds no block")
-        self.held_width = width
-
-    def _holds_block(self, width_m: float) -> bool:
-        """Whether fingers stopped at this opening are on a block, not closed on air."""
-        return width_m >= self.dims.width / 2
-
-    def _check_still_held(self) -> None:
-        """Before the set-down: a block that turned in the fingers on the way up (seen in the
-        simulated cell: turned over, the fingers 3.6 mm further apart) would be set down across
-        the top of the tower. The turn stops instead, the block still held."""
-        if self.held_width is None:
-            return
-        width = self.arm.telemetry().gripper_width_m
-        if abs(width - self.held_width) > HELD_SLIP_M:
-            raise TurnError(f"the block turned in the gripper on the way to the top (the fingers "
-                            f"went from {self.held_width * 1000:.1f} to {width * 1000:.1f} mm apart); "
-                            f"it was not set down")
-
-    def _q(self) -> np.ndarray:
-        """Where the arm is commanded to be: plans start here (the firmware insists)."""
-        return np.array(self.arm.telemetry().q_set)
-
-    def _dwell_and_tare(self) -> None:
-        start = self.arm.device_time()
-        self.arm.wait_for(lambda t: t.device_time >= start + DWELL_S, timeout_s=DWELL_S + 5)
-        self.arm.tare()
-
-    def _transit(self, goal: np.ndarray, layers: int | None) -> None:
-        layers = layers or self.planner.cell.blocks.layers + 1
-        self._run(self.planner.transit(self._q(), goal, tower_layers=layers))
-
-    def _run(self, plan: MotionPlan) -> None:
-        for step in plan.steps:
-            if isinstance(step, GripStep):
-                self._grip(step)
-            else:
-                self._follow(step)
-
-    def _open_fully(self) -> None:
-        self.arm.gripper(self.planner.cell.tool.stroke, 1.0)
-
-    def _grip(self, step: GripStep) -> float:
-        """Open or close the fingers as a plan's step says; the opening they stopped at (m)."""
-        return self.arm.gripper(step.width_m, max(step.force_n, 1.0))
-
-    def _come_to_face(self, push: MotionPlan) -> None:
-        """Bring the fingertip to just short of a block's face and zero the wrist there, so the
-        push that follows reads contact force only."""
-        self._follow(push.step("transit"))
-        self._follow(push.step("approach"))
-        self._dwell_and_tare()
-
-    def _follow(self, step: MoveStep) -> MotionResult:
-        """Run one move from wherever the arm is: a tiny joint move first joins the arm to the
-        move's start if a guarded stop left it a little off."""
-        q = self._q()
-        traj = step.trajectory
-        gap = np.max(np.abs(traj.start - q))
-        if gap > 1e-3:
-            if gap > 0.05:
-                raise TurnError(f"{step.label}: the arm is {np.degrees(gap):.1f} deg from where the "
-                                f"move starts")
-            cell = self.planner.cell.arm
-            join = time_path(np.array([q, traj.start]), cell.speed_max, cell.accel_max, 0.2)
-            self.arm.follow(join.times, join.positions)
-        guard = None
-        if step.guard is not None:
-            guard = (step.guard.direction, step.guard.threshold_n)
-        self._check_halted(step.label)
-        result = self.arm.follow(traj.times, traj.positions, guard=guard)
-        self._check_halted(step.label)
-        return result
-
-    def _check_halted(self, label: str) -> None:
-        reason = self.halted()
-        if reason is not None:
-            raise TurnError(f"{label}: {reason}")

@@ -9,6 +9,7 @@ import numpy as np
 from controller.wording import slot_name
 from perception.observation import TowerObservation
 from planning.tower import SLOTS, across_index
+from planning.workspace import TowerGeometry
 
 # The wrist reads single 4 ms knocks of 1-2.3 N on a 0.2-0.6 N drag while a loose block slides
 # out (the block catching on the layers it slides between), some every 30 ms; a guard trip whose
@@ -27,6 +28,24 @@ def changed_slots(full: set[tuple[int, int]], after: TowerObservation) -> list[t
 def protrusions(obs: TowerObservation) -> dict[tuple[int, int], float]:
     """How far each seen block sticks out along its layer (m)."""
     return {key: mm / 1000 for key, mm in obs.protrusions_mm().items()}
+
+
+def end_protrusion(obs: TowerObservation, source: tuple[int, int], end: int) -> float:
+    """How far the block's `end` face sticks out of the tower (m), as perceived."""
+    observed = obs.block_at(*source)
+    along = observed.protrusion_mm / 1000 if observed else 0.0
+    return end * along
+
+
+def seen_offset(tower: TowerGeometry, obs: TowerObservation, source: tuple[int, int]) -> dict[str, float]:
+    """Where the cameras saw the block from its slot's nominal centre, as the planner's
+    `shift` (across the layer) and `rise` (up): blocks differ in size and placed blocks land
+    off centre, and the rod has only a few millimetres to spare in a block's gap."""
+    observed = obs.block_at(*source)
+    if observed is None:
+        return {"shift": 0.0, "rise": 0.0}
+    shift, rise = tower.seen_offset(*source, np.asarray(observed.position_mm) / 1000)
+    return {"shift": shift, "rise": rise}
 
 
 def drag_was_a_spike(trace: list[tuple[float, float]], tripped_at: float) -> bool:

@@ -80,7 +80,7 @@ def test_a_block_that_turned_in_the_fingers_on_the_way_up_is_not_set_down(planne
     plan = planner.place(pull.q_end, 19, 2, pull.held)
     arm = RecordingArm(pull.q_end)
     turn = RobotTurn(SimpleNamespace(arm=arm, cell=default_cell), planner)
-    turn._check_held()                                   # held at 25.0 mm after the pull
+    turn.grip.check_held()                               # held at 25.0 mm after the pull
     arm.telemetry = lambda: SimpleNamespace(q_set=arm.q.copy(), device_time=arm.time,
                                             gripper_width_m=0.0284, wrench=arm.wrench)
     with pytest.raises(TurnError, match="turned in the gripper"):
@@ -200,12 +200,12 @@ def test_a_block_that_slides_out_of_the_light_grip_is_let_go(planner, default_ce
     arm = RecordingArm(planner.arm.home)
     turn = RobotTurn(SimpleNamespace(arm=arm, cell=default_cell, forces=Recorder()), planner)
     scripted_pulls(turn, arm, [])
-    closed = turn._dwell_and_tare
+    closed = turn.moves.dwell_and_tare
 
     def fingers_slip():
         closed()
         arm.width = 0.0      # the pull that follows ends with the fingers closed on nothing
-    turn._dwell_and_tare = fingers_slip
+    turn.moves.dwell_and_tare = fingers_slip
     belief = LoosenessBelief.prior(TowerState.fresh())
     report = TurnReport(1)
     assert turn._pull_out((7, 1), observation([]), 19, belief, report) is None

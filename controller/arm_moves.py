@@ -1,0 +1,131 @@
+"""Running motion plans on the arm: each move joined to where the arm is (a guarded stop leaves it
+a little off), its force guard handed to the firmware, and before and after every move a check
+that the turn need not stop (the safety monitor saw the tower fall). And the watch on a pulled
+block in the fingers."""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+
+from controller.turn_report import TurnError
+from firmware_bridge.client import ArmClient, MotionResult
+from planning.motion.planner import MotionPlanner
+from planning.motion.plans import GripStep, MotionPlan, MoveStep
+from planning.motion.trajectory import time_path
+
+DWELL_S = 0.3                # stand still before taring, so the reading is the tool's weight only
+
+
+class ArmMoves:
+    """`halted()` says why the moves must stop now, if they must."""
+
+    def __init__(self, arm: ArmClient, planner: MotionPlanner, halted: Callable[[], str | None]):
+        self.arm, self.planner, self._halted = arm, planner, halted
+
+    def push_direction(self, plan: MotionPlan, prefix: str = "") -> np.ndarray:
+        push = plan.step(prefix + "push").trajectory
+        a = self.planner.arm.fk(push.start, plan.frame).t
+        b = self.planner.arm.fk(push.end, plan.frame).t
+        return (b - a) / np.linalg.norm(b - a)
+
+    def force_along(self, direction) -> float:
+        return float(np.asarray(self.arm.telemetry().wrench[:3]) @ np.asarray(direction, float))
+
+    def q(self) -> np.ndarray:
+        """Where the arm is commanded to be: plans start here (the firmware insists)."""
+        return np.array(self.arm.telemetry().q_set)
+
+    def transit(self, goal: np.ndarray, layers: int | None) -> None:
+        layers = layers or self.planner.cell.blocks.layers + 1
+        self.run(self.planner.transit(self.q(), goal, tower_layers=layers))
+
+    def run(self, plan: MotionPlan) -> None:
+        for step in plan.steps:
+            if isinstance(step, GripStep):
+                self.grip(step)
+            else:
+                self.follow(step)
+
+    def open_fully(self) -> None:
+        self.arm.gripper(self.planner.cell.tool.stroke, 1.0)
+
+    def grip(self, step: GripStep) -> float:
+        """Open or close the fingers as a plan's step says; the opening they stopped at (m)."""
+        return self.arm.gripper(step.width_m, max(step.force_n, 1.0))
+
+    def follow(self, step: MoveStep) -> MotionResult:
+        """Run one move from wherever the arm is: a tiny joint move first joins the arm to the
+        move's start if a guarded stop left it a little off."""
+        q = self.q()
+        traj = step.trajectory
+        gap = np.max(np.abs(traj.start - q))
+        if gap > 1e-3:
+            if gap > 0.05:
+                raise TurnError(f"{step.label}: the arm is {np.degrees(gap):.1f} deg from where the "
+                                f"move starts")
+            cell = self.planner.cell.arm
+            join = time_path(np.array([q, traj.start]), cell.speed_max, cell.accel_max, 0.2)
+            self.arm.follow(join.times, join.positions)
+        guard = None
+        if step.guard is not None:
+            guard = (step.guard.direction, step.guard.threshold_n)
+        self.check_halted(step.label)
+        result = self.arm.follow(traj.times, traj.positions, guard=guard)
+        self.check_halted(step.label)
+        return result
+
+    def check_halted(self, label: str) -> None:
+        reason = self._halted()
+        if reason is not None:
+            raise TurnError(f"{label}: {reason}")
+
+    def dwell_and_tare(self) -> None:
+        """Stand still a moment, then zero the wrist: the reading is the tool's weight only."""
+        start = self.arm.device_time()
+        self.arm.wait_for(lambda t: t.device_time >= start + DWELL_S, timeout_s=DWELL_S + 5)
+        self.arm.tare()
+
+    def come_to_face(self, push: MotionPlan) -> None:
+        """Bring the fingertip to just short of a block's face and zero the wrist there, so the
+        push that follows reads contact force only."""
+        self.follow(push.step("transit"))
+        self.follow(push.step("approach"))
+        self.dwell_and_tare()
+
+
+class HeldBlockWatch:
+    """The fingers on a pulled block: closed on nothing, or opening or closing on the way to the
+    top, the block is not held as planned and the turn stops rather than place air or set a
+    turned block across the tower."""
+
+    SLIP_M = 0.0015         # the fingers' opening may change this much while a block is carried
+
+    def __init__(self, arm: ArmClient, block_width: float):
+        self.arm, self.block_width = arm, block_width
+        self.width: float | None = None      # the fingers' opening on the block after the pull
+
+    def holds(self, width_m: float) -> bool:
+        """Whether fingers stopped at this opening are on a block, not closed on air."""
+        return width_m >= self.block_width / 2
+
+    def check_held(self) -> None:
+        """After a pull the gripper must hold a block: closed on nothing means the block did not
+        come out where planned, and carrying on would place air."""
+        width = self.arm.telemetry().gripper_width_m
+        if not self.holds(width):
+            raise TurnError(f"the gripper closed to {width * 1000:.1f} mm: it holds no block")
+        self.width = width
+
+    def check_still_held(self) -> None:
+        """Before the set-down: a block that turned in the fingers on the way up (seen in the
+        simulated cell: turned over, the fingers 3.6 mm further apart) would be set down across
+        the top of the tower. The turn stops instead, the block still held."""
+        if self.width is None:
+            return
+        width = self.arm.telemetry().gripper_width_m
+        if abs(width - self.width) > self.SLIP_M:
+            raise TurnError(f"the block turned in the gripper on the way to the top (the fingers "
+                            f"went from {self.width * 1000:.1f} to {width * 1000:.1f} mm apart); "
+                            f"it was not set down")
