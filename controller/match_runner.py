@@ -4,7 +4,7 @@ Every event is written to the match log before it is applied (MatchProgress) or 
 log always holds at least what the match has done. World time is the arm's device time (the
 cameras stamp frames in the same world's time); match time is that plus the log's clock offset.
 
-The robot's turn: it plays (RobotTurn) with the safety monitor watching, tells the person it is
+The robot's turn: it plays (controller/turn/) with the safety monitor watching, tells the person it is
 their turn as soon as the arm is home, and watches its settling window; the person's first touch
 (a hand in the workspace, seen by the monitor) closes the window early. The person's turn: the
 robot waits for "done" and the hand gone, looks, rules on the move it saw (controller/referee.py),
@@ -23,12 +23,11 @@ from controller.match_turns import SAME_MOVE
 from controller.referee import calls_of_one_move, judge_seen_move
 from controller.retract import retract
 from controller.safety import CLEAR_S, SafetyEvent, SafetyMonitor
-from controller.turn import RobotTurn
-from controller.turn_report import NoMoveError, ProbeRecord, TurnError
+from controller.turn.arm_hands import arm_player
+from controller.turn.report import NoMoveError, ProbeRecord, TurnError
 from controller.wording import plural, slot_name, turn_phase
 from perception.observation import PerceptionError, TowerObservation
 from planning.kinematics import ArmModel
-from planning.motion.planner import MotionPlanner
 from planning.motion.plans import PlanError
 from planning.rules import Fall, Phase, ViolationCode
 from planning.tower import TowerState
@@ -57,10 +56,10 @@ class MatchRunner:
         self.person = person
         self.say = on_line
         self.options = progress.config.options
-        self.robot = RobotTurn(link, MotionPlanner(link.cell), self.options)
+        self.robot = arm_player(link, self.options)
         self.robot.on_probe = self._probed
         self.robot.on_phase = lambda phase, report: self.say(f"  robot: {turn_phase(phase, report)}")
-        self.robot.halted = lambda: "the tower fell" if self.monitor.fell_t is not None else None
+        self.robot.hands.halted = lambda: "the tower fell" if self.monitor.fell_t is not None else None
         self.monitor = SafetyMonitor(link, ArmModel(link.cell), on_event=self._safety)
         self.seen: TowerObservation | None = None
         self._told = False                  # the person has been told it is their turn
@@ -192,7 +191,7 @@ class MatchRunner:
         if fell_t is None:
             fell_t = self.link.arm.device_time()
         self.say("the tower fell: the arm retracts")
-        done = retract(self.link.arm, self.robot.planner, seen.top_layer + HEADROOM_LAYERS)
+        done = retract(self.link.arm, self.robot.hands.planner, seen.top_layer + HEADROOM_LAYERS)
         self._emit("note", text=f"the arm retracted from the fallen tower: {done}")
         self._fell(f"the tower fell in the robot's turn ({exc}); the arm {done}",
                    max(self._match_t(fell_t), self.progress.time))
@@ -200,7 +199,7 @@ class MatchRunner:
     def _no_move(self, why: str, seen: TowerObservation) -> None:
         """The robot found no block it could attempt: it may not pass, so the round is lost
         (the arm comes home first, clear of the tower)."""
-        done = retract(self.link.arm, self.robot.planner, seen.top_layer + HEADROOM_LAYERS)
+        done = retract(self.link.arm, self.robot.hands.planner, seen.top_layer + HEADROOM_LAYERS)
         message = f"the robot found no block to attempt ({why}); no passing: the round is lost"
         self.say(f"referee: {message}")
         self._emit("note", text=f"the arm went home: {done}")

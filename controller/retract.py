@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from controller.turn.arm_moves import ArmMoves
+from controller.turn.report import TurnError
 from firmware_bridge.errors import ArmError
 from planning.collision import FINE_PARTS
 from planning.motion.plans import PlanError
@@ -21,8 +23,9 @@ SPEED = 0.03            # m/s: slow, blocks may still be moving
 
 def retract(arm, planner, tower_layers: int) -> str:
     """Take the arm out of the tower's way and home; returns what was done, for the log."""
+    moves = ArmMoves(arm, planner)      # nothing halts a retract: it is how the arm stops safe
     try:
-        arm.gripper(planner.cell.tool.stroke, 1.0)
+        moves.open_fully()
         q = np.array(arm.telemetry().q_set)
         centre = planner.tower.pose.t
         # the tool's point nearest the tower (a fingertip, when it was pushing) sets how far to go
@@ -41,23 +44,17 @@ def retract(arm, planner, tower_layers: int) -> str:
             step = planner.straight(q, "grasp", np.array([*away * out, 0.0]),
                                     tower_layers=tower_layers, speed=SPEED, exempt=FINE_PARTS,
                                     label="retract")
-            _run(arm, step)
+            moves.run(step)
             done.append(f"backed {out * 1000:.0f} mm away from the tower")
         q = np.array(arm.telemetry().q_set)
-        _run(arm, planner.straight(q, "grasp", np.array([0.0, 0.0, RISE_M]),
+        moves.run(planner.straight(q, "grasp", np.array([0.0, 0.0, RISE_M]),
                                    tower_layers=tower_layers, speed=SPEED, exempt=FINE_PARTS,
                                    label="rise"))
         q = np.array(arm.telemetry().q_set)
-        _run(arm, planner.transit(q, planner.arm.home, tower_layers=tower_layers))
+        moves.run(planner.transit(q, planner.arm.home, tower_layers=tower_layers))
         return ", ".join(done + ["rose", "went home"])
     except PlanError as exc:
         arm.stop()
         return f"stopped where it was: no safe way out could be planned ({exc})"
-    except ArmError as exc:
+    except (ArmError, TurnError) as exc:
         return f"stopped: {exc}"
-
-
-def _run(arm, plan) -> None:
-    for step in plan.steps:
-        trajectory = step.trajectory
-        arm.follow(trajectory.times, trajectory.positions)

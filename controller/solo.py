@@ -7,11 +7,11 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from controller.cell_link import CellLink, CellLinkError
-from controller.turn import RobotTurn
-from controller.turn_report import TurnError, TurnReport
+from controller.turn.arm_hands import arm_player
+from controller.turn.procedure import Player
+from controller.turn.report import NoMoveError, TowerFellError, TurnError, TurnReport
 from firmware_bridge.errors import ArmError, LinkStalledError, PortClosedError
 from perception.observation import PerceptionError
-from planning.motion.planner import MotionPlanner
 from planning.motion.plans import PlanError
 from planning.policies import Policy
 from planning.rules import RuleOptions
@@ -24,6 +24,7 @@ class SoloResult:
     fell: bool = False
     error: str | None = None
     cell_lost: bool = False     # the cell stopped answering: nobody saw the tower after that
+    no_move: bool = False       # the player found no block to attempt
     world_s: float = 0.0        # device time the game took
     wall_s: float = 0.0         # wall-clock time it took (a busy machine runs the world slower)
 
@@ -56,30 +57,38 @@ def play_solo(link: CellLink, turns: int, options: RuleOptions = RuleOptions(),
               on_phase: Callable[[str, TurnReport], None] | None = None) -> SoloResult:
     """`policy`: how blocks are chosen (planning/policies.py; the robot's own by default);
     `on_phase(name, report)` is told as each phase of a turn begins."""
-    planner = MotionPlanner(link.cell)
-    robot = RobotTurn(link, planner, options, policy)
-    robot.on_phase = on_phase
+    player = arm_player(link, options, policy)
+    player.on_phase = on_phase
+    return play_game(player, turns, on_turn)
+
+
+def play_game(player: Player, turns: int,
+              on_turn: Callable[[TurnReport], None] | None = None) -> SoloResult:
+    """Turn after turn by `player` until the tower falls, a turn goes wrong or `turns` are played:
+    the solo game of `play --solo` and of the game benchmark alike."""
     result = SoloResult()
-    wall0, world0 = time.monotonic(), link.arm.device_time()
+    now = player.hands.now
+    wall0, world0 = time.monotonic(), now()
     try:
-        _play_turns(robot, turns, result, on_turn)
+        _play_turns(player, turns, result, on_turn)
     finally:
         result.wall_s = time.monotonic() - wall0
         try:
-            result.world_s = link.arm.device_time() - world0
+            result.world_s = now() - world0
         except ArmError:
             pass                # the cell stopped answering: how much world time passed is unknown
     return result
 
 
-def _play_turns(robot: RobotTurn, turns: int, result: SoloResult,
+def _play_turns(player: Player, turns: int, result: SoloResult,
                 on_turn: Callable[[TurnReport], None] | None) -> None:
     for number in range(1, turns + 1):
         try:
-            report = robot.play(number, blocks_moved=number - 1)
+            report = player.play(number, blocks_moved=number - 1)
         except (TurnError, PlanError, PerceptionError, ArmError, CellLinkError) as exc:
             result.error = f"turn {number}: {exc}"
-            result.fell = "fallen" in str(exc)
+            result.fell = isinstance(exc, TowerFellError)
+            result.no_move = isinstance(exc, NoMoveError)
             result.cell_lost = isinstance(exc, (LinkStalledError, PortClosedError, CellLinkError))
             partial = getattr(exc, "report", None)
             if partial is not None:

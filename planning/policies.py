@@ -3,9 +3,9 @@ other Jenga robots used, behind one interface so that the same turn (the real ar
 benchmark's fast hands) can play any of them.
 
 A turn asks its `Chooser` for the next step, carries it out and reports back:
-- `Step("probe", source, guard_n)`: a test push that stops at `guard_n`; then `probed(outcome)`
+- `Step(StepKind.PROBE, source, guard_n)`: a test push that stops at `guard_n`; then `probed(outcome)`
   says what next (a `Decision` of planning/strategy.py);
-- `Step("take", source, guard_n)`: push that block through from the back, giving up at `guard_n`;
+- `Step(StepKind.TAKE, source, guard_n)`: push that block through from the back, giving up at `guard_n`;
   a block that would not come (`jammed`) is ruled out for the turn and the chooser asked again.
 `NoBlock` is raised when no block is left to try (the rules allow no passing: the round is lost).
 
@@ -25,13 +25,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from enum import StrEnum
 
 import numpy as np
 
 from planning.looseness import LoosenessBelief, ProbeOutcome, probe_threshold_n
 from planning.rules import RuleOptions, legal_sources
 from planning.stability import BlockDims
-from planning.strategy import (LOWEST_LAYER, RESTORE_M, Decision, after_probe, best_probed,
+from planning.strategy import (LOWEST_LAYER, RESTORE_M, Action, Decision, after_probe, best_probed,
                                next_probe, rank)
 from planning.tower import TowerState
 
@@ -46,9 +47,14 @@ class NoBlock(RuntimeError):
     """No block is left to try this turn."""
 
 
+class StepKind(StrEnum):
+    PROBE = "probe"             # a test push that stops at the step's guard
+    TAKE = "take"               # push the block through, giving up at the step's guard
+
+
 @dataclass(frozen=True)
 class Step:
-    kind: str                   # "probe" or "take"
+    kind: StepKind
     source: tuple[int, int]
     guard_n: float
 
@@ -109,13 +115,13 @@ class OursChooser(Chooser):
             best = best_probed(v.belief, self.rider_p)
             if best is None:
                 raise NoBlock("no stable, reachable block would come out")
-            return Step("take", best, self.jam_n(best))
+            return Step(StepKind.TAKE, best, self.jam_n(best))
         self.limits.update({c.source: c.push_limit_n for c in candidates})
         self.rider_p.update({c.source: c.rider_p for c in candidates})
         source = next_probe(candidates).source
         self.tried.add(source)
         threshold = min(probe_threshold_n(source[0], v.tower.top_layer), self.limits[source])
-        return Step("probe", source, threshold)
+        return Step(StepKind.PROBE, source, threshold)
 
     def probed(self, outcome: ProbeOutcome, probes_so_far: int) -> Decision:
         return after_probe(self.view.belief, outcome, probes_so_far, self.rider_p)
@@ -137,7 +143,7 @@ class RandomChooser(Chooser):
         if not sources:
             raise NoBlock("every legal block jammed")
         source = sources[int(self.rng.integers(len(sources)))]
-        return Step("take", source, self.jam_n(source))
+        return Step(StepKind.TAKE, source, self.jam_n(source))
 
     def probed(self, outcome: ProbeOutcome, probes_so_far: int) -> Decision:
         raise RuntimeError("the random policy does not test blocks")
@@ -156,20 +162,20 @@ class MiddleFirstChooser(Chooser):
     def next_step(self) -> Step:
         untested = [s for s in self.order if s not in self.peaks and s not in self.jammed_blocks]
         if untested:
-            return Step("probe", untested[0], self.threshold_n)
+            return Step(StepKind.PROBE, untested[0], self.threshold_n)
         left = [s for s in self.peaks if s not in self.jammed_blocks]
         if not left:
             raise NoBlock("every legal block jammed")
         least = min(left, key=lambda s: (self.peaks[s], s))
-        return Step("take", least, self.jam_n(least))
+        return Step(StepKind.TAKE, least, self.jam_n(least))
 
     def probed(self, outcome: ProbeOutcome, probes_so_far: int) -> Decision:
         key = (outcome.layer, outcome.slot)
         self.peaks[key] = outcome.peak_force_n
         if not outcome.guard_tripped:
-            return Decision("take", key)
+            return Decision(Action.TAKE, key)
         restore = outcome.travel_m > RESTORE_M
-        return Decision("restore_then_next" if restore else "next", key, restore=restore)
+        return Decision(Action.RESTORE_THEN_NEXT if restore else Action.NEXT, key, restore=restore)
 
 
 POLICIES = ("ours", "random", "middle-first")

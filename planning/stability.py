@@ -26,6 +26,11 @@ class BlockDims:
     height: float
     mass: float = 0.0       # kg; needed only for force limits
 
+    @classmethod
+    def of(cls, blocks) -> BlockDims:
+        """The mean block of a cell's block set (`cell.blocks`)."""
+        return cls(blocks.length.mean, blocks.width.mean, blocks.height.mean, blocks.mass.mean)
+
 
 @dataclass(frozen=True)
 class StabilityReport:

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from enum import StrEnum
 
 import numpy as np
 
@@ -215,9 +216,17 @@ def best_probed(belief: LoosenessBelief, rider_p: dict | None = None) -> tuple[i
     return best.layer, best.slot
 
 
+class Action(StrEnum):
+    """What to do once a probe is done."""
+    TAKE = "take"                            # push the probed block on through
+    NEXT = "next"                            # on to the next candidate
+    RESTORE_THEN_NEXT = "restore_then_next"  # push the probed block back home first
+    TAKE_BEST = "take_best"                  # no more probes: take the best block probed
+
+
 @dataclass(frozen=True)
 class Decision:
-    action: str              # "take", "restore_then_next", "next", "take_best"
+    action: Action
     source: tuple[int, int] | None = None
     restore: bool = False    # push the probed block back home before anything else is touched
 
@@ -227,11 +236,11 @@ def after_probe(belief: LoosenessBelief, outcome: ProbeOutcome, probes_so_far: i
     """What to do once a probe is done; `rider_p` as for `best_probed`."""
     key = (outcome.layer, outcome.slot)
     if belief.confident_loose(key) and (rider_p or {}).get(key, 0.0) < RIDER_P:
-        return Decision("take", key)
+        return Decision(Action.TAKE, key)
     if probes_so_far >= MAX_PROBES:
         best = best_probed(belief, rider_p)
         if best is not None:
-            return Decision("take_best", best, restore=outcome.travel_m > RESTORE_M and best != key)
+            return Decision(Action.TAKE_BEST, best, restore=outcome.travel_m > RESTORE_M and best != key)
     if outcome.travel_m > RESTORE_M:
-        return Decision("restore_then_next", key, restore=True)
-    return Decision("next", key)
+        return Decision(Action.RESTORE_THEN_NEXT, key, restore=True)
+    return Decision(Action.NEXT, key)

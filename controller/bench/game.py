@@ -2,13 +2,14 @@
 planning/policies.py, scored by how high the tower got, how often a turn ended legal with the
 tower standing, how many test pushes a turn took and how long it took in simulated time.
 
-Two modes:
-- fast: the benchmark's own hands in an in-process simulated cell (hardware/sim/bench_hands.py):
+Both modes play the product's own solo game (controller/solo.py) and turn procedure
+(controller/turn/procedure.py); they differ in the hands that carry the turns out:
+- fast: the benchmark's hands in an in-process simulated cell (controller/bench/fast_hands.py):
   the pushes, pulls and placing through the physics, the tower read from the simulator's ground
   truth; no arm transits, no cameras, no serial link. Turn times are the simulated time of that
   block work and the settling window, not of a robot's turn;
-- full: the product's pipeline, as `jenga-robot play --solo` runs it (`sim serve` in its own
-  process, the serial pty, the camera streams, the controller's RobotTurn), in real time.
+- full: the arm, as `jenga-robot play --solo` plays (`sim serve` in its own process, the serial
+  pty, the camera streams), in real time.
 """
 
 from __future__ import annotations
@@ -16,26 +17,23 @@ from __future__ import annotations
 import time
 from collections import Counter
 from dataclasses import asdict, dataclass, field
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 import numpy as np
 
-from planning.looseness import LoosenessBelief, ProbeOutcome
-from planning.policies import POLICIES, NoBlock, Policy, TurnView
-from planning.rules import RuleOptions, check_move
+from controller.turn.report import Phase
+from planning.policies import POLICIES, Policy
+from planning.rules import RuleOptions
 from planning.stability import BlockDims
-from planning.strategy import RESTORE_M, placement_slot
-from planning.tower import TowerError, TowerState, layer_axis, parse_stories
+from planning.tower import TowerState, parse_stories
 
-SETTLE_S = 10.0          # the rules' settling window
+if TYPE_CHECKING:
+    from controller.solo import SoloResult
+
 DEFAULT_MAX_TURNS = 30
-# A drawn block is held this long before it is placed, as the arm takes it up and over: a tower
-# the pull disturbed falls in this time, and the fall is the pull's.
-CARRY_S = 1.0
-# Blocks that moved this far by the end of a pull rode along on the drawn block (the layer above
-# it, pulled from under the top): when the block is taken away they come down with it, and the
-# fall that follows is the pull's.
-RODE_ALONG_M = 0.005
+# the phase of a turn a fall came in, as the game's ending
+FALL_PHASE = {Phase.PERCEIVE: "look", Phase.PROBE: "probe or push-through", Phase.PULL: "pull",
+              Phase.PLACE: "place", Phase.CLEAR: "place", Phase.SETTLE: "settling window"}
 
 
 @dataclass
@@ -74,142 +72,29 @@ def stories_value(text: str) -> float:
     return layers + extra / 3
 
 
-# --- fast mode ------------------------------------------------------------------------------------
-
-class _TurnEnded(Exception):
-    def __init__(self, cause: str, fell: bool = False):
-        super().__init__(cause)
-        self.cause, self.fell = cause, fell
-
+# --- the games ------------------------------------------------------------------------------------
 
 def play_fast_game(cell, seed: int, policy_name: str, max_turns: int) -> GameRecord:
-    """One solo game with the benchmark's hands, the tower drawn from `seed`."""
-    from controller.turn import PROBE_DEPTH, PULL_GUARD_N
-    from controller.turn_checks import DRAG_N
-    from hardware.sim.bench_hands import PROBE_SPEED, PUSH_SPEED, BenchHands
+    """One solo game played by the product's turn procedure with the benchmark's fast hands, the
+    tower drawn from `seed`."""
+    from controller.bench.fast_hands import FastHands
+    from controller.solo import play_game
+    from controller.turn.procedure import Player
     from hardware.sim.world import SimWorld
-    from planning.motion.planner import PUSH_THROUGH
 
     started = time.monotonic()
     world = SimWorld(cell, seed, markers=False, probe_stage=True)
-    hands = BenchHands(world)
-    b = cell.blocks
-    dims = BlockDims(b.length.mean, b.width.mean, b.height.mean, b.mass.mean)
-    policy = Policy(policy_name, np.random.default_rng(seed))
-    options = RuleOptions()
-    game = GameRecord(policy_name, seed, "fast")
-    dragged: set = set()
+    try:
+        hands = FastHands(world)
+        start = hands.bench.truth.tower_state().stories()
+        player = Player(hands, BlockDims.of(cell.blocks), RuleOptions(),
+                        Policy(policy_name, np.random.default_rng(seed)))
+        result = play_game(player, max_turns)
+    finally:
+        world.close()
+    return game_record(result, policy_name, seed, "fast", start, bool(hands.rode),
+                       time.monotonic() - started)
 
-    def push_home(source, travel: float, chooser) -> None:
-        """Push a block moved `travel` out toward the front back from the front."""
-        hands.push(source, travel, chooser.jam_n(source), PUSH_SPEED, from_front=True)
-
-    def push_through(source, already: float, chooser) -> bool:
-        r = hands.push(source, max(PUSH_THROUGH - already, 0.0), chooser.jam_n(source), PUSH_SPEED)
-        if hands.fallen():
-            raise _TurnEnded("push", fell=True)
-        if not r.tripped:
-            return True
-        chooser.jammed(source)
-        if already + r.block_travel > RESTORE_M:
-            push_home(source, already + r.block_travel, chooser)
-        return False
-
-    for number in range(1, max_turns + 1):
-        record = TurnRecord(number)
-        game.turns.append(record)
-        t0 = world.time
-        try:
-            look = hands.look(game.blocks_moved)
-        except TowerError:
-            record.cause, record.fell = "no tower", True
-            break
-        tower = look.tower
-        if number == 1:
-            game.start_stories = game.stories = tower.stories()
-        hands.mark()
-        belief = LoosenessBelief.prior(tower, look.heights)
-        for key in dragged:
-            belief.jammed(key)
-        chooser = policy.turn(TurnView(tower, belief, dims, options, look.offsets,
-                                       hands.geometry.front_end))
-        try:
-            source, rode = None, []
-            while source is None:
-                try:
-                    step = chooser.next_step()
-                except NoBlock:
-                    raise _TurnEnded("no block would come out") from None
-                candidate, pushed = step.source, False
-                if step.kind == "probe":
-                    r = hands.push(candidate, PROBE_DEPTH, step.guard_n, PROBE_SPEED)
-                    record.probes += 1
-                    record.probed.append(list(candidate))
-                    if hands.fallen():
-                        raise _TurnEnded("probe", fell=True)
-                    outcome = ProbeOutcome(*candidate, r.peak_force_n, r.block_travel, r.tripped,
-                                           step.guard_n)
-                    belief.update(outcome)
-                    decision = chooser.probed(outcome, record.probes)
-                    if decision.action == "take":
-                        pushed = push_through(candidate, r.block_travel, chooser)
-                    else:
-                        if decision.restore:
-                            push_home(candidate, r.block_travel, chooser)
-                        if decision.action == "take_best":
-                            candidate = decision.source
-                            pushed = push_through(candidate, 0.0, chooser)
-                else:
-                    pushed = push_through(candidate, 0.0, chooser)
-                if not pushed:
-                    continue
-                pull = hands.pull(candidate, PULL_GUARD_N, DRAG_N)
-                hands.wait(CARRY_S)
-                if hands.fallen(hands.held):
-                    raise _TurnEnded("pull", fell=True)
-                if pull.came:
-                    source = candidate
-                    rode = [blk for blk in hands.truth.displaced(RODE_ALONG_M) if blk != hands.held]
-                    continue
-                record.let_go += 1
-                dragged.add(candidate)
-                chooser.jammed(candidate)
-                push_home(candidate, PUSH_THROUGH + pull.drawn_m, chooser)
-                if hands.fallen():
-                    raise _TurnEnded("push back after a let-go", fell=True)
-            target = placement_slot(tower.without(*source), dims)
-            record.source, record.target = list(source), list(target)
-            hands.place(target)
-            dragged_along = "pull (blocks rode along on the drawn one)"
-            if hands.fallen():
-                raise _TurnEnded(dragged_along if rode else "place", fell=True)
-            hands.wait(SETTLE_S)
-            if hands.fallen():
-                raise _TurnEnded(dragged_along if rode else "settling window", fell=True)
-            expected = tower.moved(source, target)
-            try:
-                seen = hands.look(expected.blocks_moved).tower
-            except TowerError:
-                raise _TurnEnded("tower disturbed", fell=True) from None
-            if seen.layers != expected.layers:
-                raise _TurnEnded("tower disturbed")
-            record.legal = not check_move(tower, source, target, layer_axis(target[0]), options)
-            if not record.legal:
-                raise _TurnEnded("illegal move")
-            record.stories = game.stories = seen.stories()
-        except _TurnEnded as end:
-            record.cause, record.fell = end.cause, end.fell
-        finally:
-            record.time_s = round(world.time - t0, 2)
-        if record.cause:
-            game.ended_by = ("fell: " if record.fell else "") + record.cause
-            break
-    world.close()
-    game.wall_s = round(time.monotonic() - started, 1)
-    return game
-
-
-# --- full mode ------------------------------------------------------------------------------------
 
 def play_full_game(cell_path: str, seed: int, policy_name: str, max_turns: int) -> GameRecord:
     """One solo game through the product's pipeline (real time)."""
@@ -220,27 +105,45 @@ def play_full_game(cell_path: str, seed: int, policy_name: str, max_turns: int) 
 
     started = time.monotonic()
     cell = load(cell_path)
-    game = GameRecord(policy_name, seed, "full")
     policy = Policy(policy_name, np.random.default_rng(seed))
     with SimulatedCell(seed, cell_path) as sim:
         with CellLink(cell, sim.serial, sim.camera_urls, stall_s=SIM_STALL_S) as link:
-            game.start_stories = game.stories = TowerState.fresh().stories()
             result = play_solo(link, max_turns, policy=policy)
+    return game_record(result, policy_name, seed, "full", TowerState.fresh().stories(), False,
+                       time.monotonic() - started)
+
+
+def game_record(result: SoloResult, policy: str, seed: int, mode: str, start_stories: str,
+                rode: bool, wall_s: float) -> GameRecord:
+    """A solo game's figures. `rode`: blocks rode along on the last drawn block, so a fall while it
+    was placed or settling is the pull's."""
+    game = GameRecord(policy, seed, mode, start_stories, stories=result.stories or start_stories,
+                      wall_s=round(wall_s, 1))
     for report in result.turns:
-        record = TurnRecord(report.number, list(report.source) if report.source else None,
-                            list(report.target) if report.target else None, len(report.probes),
-                            [[p.layer, p.slot] for p in report.probes], len(report.let_go),
-                            report.legal and not report.error, report.fell,
-                            time_s=round(report.duration_s, 2), stories=report.stories)
-        game.turns.append(record)
+        game.turns.append(TurnRecord(
+            report.number, list(report.source) if report.source else None,
+            list(report.target) if report.target else None, len(report.probes),
+            [[p.layer, p.slot] for p in report.probes], len(report.let_go),
+            report.legal and not report.error, report.fell, time_s=round(report.duration_s, 2),
+            stories=report.stories))
     if result.turns and (result.fell or result.error):
         last = game.turns[-1]
         last.fell = result.fell
-        last.cause = "settling window" if result.turns[-1].fell else (result.error or "fell")
+        last.cause = _cause(result, rode)
         game.ended_by = ("fell: " if result.fell else "") + last.cause
-    game.stories = result.stories or game.stories
-    game.wall_s = round(time.monotonic() - started, 1)
     return game
+
+
+def _cause(result: SoloResult, rode: bool) -> str:
+    """Why a game ended, in the benchmark's words."""
+    phase = result.turns[-1].phase
+    if result.fell:
+        if rode and phase in (Phase.PLACE, Phase.CLEAR, Phase.SETTLE):
+            return "pull (blocks rode along on the drawn one)"
+        return FALL_PHASE.get(phase, "fell")
+    if result.no_move:
+        return "no block would come out"
+    return result.error or "stopped"
 
 
 # --- figures --------------------------------------------------------------------------------------

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from controller.turn.arm_moves import ArmMoves
 from controller.cell_link import CellLink
 from controller.safety import SafetyMonitor
 from firmware_bridge.messages import Status
@@ -29,6 +30,8 @@ from hardware.sim.server import SimServer
 from planning.cell.model import Cell
 from planning.kinematics import ArmModel
 from planning.motion.planner import MotionPlanner
+from planning.motion.plans import MoveStep
+from planning.motion.trajectory import JointTrajectory
 
 HOLD_S = 1.5
 REACH_OUT_M = 0.10          # the hand stops this far from the tower's centre
@@ -73,13 +76,13 @@ def measure(cell: Cell, runs: int = 10, seed: int = 1, stall_s: float = 0.5,
             # the arm alone, in and out of the workspace: nothing should pause it
             q = np.array(link.arm.telemetry().q_set)
             probe = planner.push(q, 9, 1, 0.0, tower_layers=seen.top_layer)
-            for step in probe.steps[:2]:        # transit and approach, stopping short of the block
-                link.arm.follow(step.trajectory.times, step.trajectory.positions)
-            approach = probe.step("approach").trajectory   # back along it, then home
-            link.arm.follow(approach.times, approach.positions[::-1])
-            back = planner.transit(np.array(link.arm.telemetry().q_set), np.array(cell.arm.home),
-                                   tower_layers=seen.top_layer)
-            link.arm.follow(back.steps[0].trajectory.times, back.steps[0].trajectory.positions)
+            moves = ArmMoves(link.arm, planner)
+            moves.follow(probe.step("transit"))     # transit and approach, stopping short of the block
+            approach = probe.step("approach")
+            moves.follow(approach)
+            moves.follow(MoveStep("back", JointTrajectory(approach.trajectory.times,
+                                                          approach.trajectory.positions[::-1])))
+            moves.transit(np.array(cell.arm.home), seen.top_layer)
             figures.false_pauses = sum(e.kind == "pause" for e in monitor.events) \
                 + (held.first(Status.PRESENCE) is not None)
             x, y = cell.tower.position

@@ -51,6 +51,8 @@ class Look:
     tower: TowerState
     heights: dict          # (layer, slot) -> block centre height (m)
     offsets: dict          # (layer, slot) -> centre along the layer's axis (m)
+    blocks: dict           # (layer, slot) -> the block there
+    out_of_place: list     # blocks in no slot, standing on the tower or lying beside it
 
 
 @dataclass(frozen=True)
@@ -78,15 +80,18 @@ class BenchHands:
 
     def look(self, blocks_moved: int) -> Look:
         """The tower now; raises TowerError when it is no tower."""
-        heights, offsets = {}, {}
+        heights, offsets, blocks, out = {}, {}, {}, []
         for b in self.world.blocks:
             where = self.truth.slot_of(b.index)
             if where is None:
+                if b.index != self.held:
+                    out.append(b.index)
                 continue
             p = self.truth.pose(b.index).position
             heights[where] = float(p[2])
             offsets[where] = float(p[0] if where[0] % 2 == 1 else p[1])
-        return Look(self.truth.tower_state(blocks_moved), heights, offsets)
+            blocks[where] = b.index
+        return Look(self.truth.tower_state(blocks_moved), heights, offsets, blocks, out)
 
     def fallen(self, moving: int | None = None) -> bool:
         """The tower fell by the rules' strict reading: a block other than `moving` (the one

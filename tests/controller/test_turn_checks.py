@@ -3,7 +3,8 @@ cameras see after a turn is what the move should have left."""
 
 import pytest
 
-from controller.turn_checks import PLACE_CLEARANCE, outcome_problem, placement_shift
+from controller.turn.hands import Look
+from controller.turn.checks import PLACE_CLEARANCE, outcome_problem, placement_shift
 from perception.observation import TowerObservation
 from perception.tower_estimator import BlockObservation
 from perception.tower_model import TowerPose
@@ -45,15 +46,19 @@ def test_an_empty_layer_takes_the_nominal_slot():
     assert placement_shift(observation([]), (19, 1), WIDTH) == 0.0
 
 
+def seen(occupancy, out_of_place=()):
+    return Look(TowerState.fresh(), {}, {}, occupancy, list(out_of_place))
+
+
 def test_the_outcome_must_show_the_move_and_nothing_else():
     before = TowerState(((True, True, True), (True, True, True), (True, True, True)))
     full = {(layer, s): True for layer in (1, 2, 3) for s in range(3)}
     after = dict(full) | {(1, 0): False, (4, 1): True}
-    assert outcome_problem(before, observation([], after), (1, 0), (4, 1)) is None
-    assert "still looks full" in outcome_problem(before, observation([], full | {(4, 1): True}),
+    assert outcome_problem(before, seen(after), (1, 0), (4, 1)) is None
+    assert "still looks full" in outcome_problem(before, seen(full | {(4, 1): True}),
                                                   (1, 0), (4, 1))
-    assert "not seen" in outcome_problem(before, observation([], after | {(4, 1): False}),
+    assert "not seen" in outcome_problem(before, seen(after | {(4, 1): False}),
                                           (1, 0), (4, 1))
     moved = after | {(4, 1): False, (4, 2): True}
-    assert "layer 4 slot 2" in outcome_problem(before, observation([], moved | {(4, 1): True}), (1, 0), (4, 1))
-    assert "out of place" in outcome_problem(before, observation([], after, [7]), (1, 0), (4, 1))
+    assert "layer 4 slot 2" in outcome_problem(before, seen(moved | {(4, 1): True}), (1, 0), (4, 1))
+    assert "out of place" in outcome_problem(before, seen(after, [7]), (1, 0), (4, 1))

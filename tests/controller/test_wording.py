@@ -1,7 +1,7 @@
 """How the console names slots and counts things."""
 
 from controller.wording import plural, slot_name, turn_phase
-from controller.turn_report import TurnReport
+from controller.turn.report import TurnReport
 
 
 def test_counts_read_as_english():

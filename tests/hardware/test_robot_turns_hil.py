@@ -2,7 +2,9 @@
 process, reached through the serial pty and the camera streams only), and the simulator's ground
 truth (its `/truth.json`, read by this test and never by the controller) checks every turn: exactly
 one block moved, from a legal source to the legal place on top; the tower stands; and every
-block that was tested and not taken is back within 1 mm of where it was."""
+block that was tested and not taken is back within 1 mm of where it was. And the steps the arm
+took are the procedure's alone: given the arm's outcomes, hands that only replay them are asked
+for the very same steps."""
 
 import json
 import urllib.request
@@ -12,8 +14,13 @@ import pytest
 
 from controller.cell_link import CellLink, SimulatedCell
 from controller.commands.play_cmd import SIM_STALL_S
-from controller.solo import play_solo
+from controller.solo import play_game
+from controller.turn.arm_hands import arm_player
+from controller.turn.procedure import Player
+from planning.policies import Policy
 from planning.rules import check_move
+from planning.stability import BlockDims
+from tests.controller.scripted_hands import Recording, Replay
 from planning.tower import TowerState, layer_axis
 
 pytestmark = pytest.mark.hil
@@ -37,12 +44,23 @@ def match(default_cell):
     with SimulatedCell(SEED) as sim:
         truths = [_truth(sim)]
         with CellLink(default_cell, sim.serial, sim.camera_urls, stall_s=SIM_STALL_S) as link:
-            result = play_solo(link, TURNS, on_turn=lambda report: truths.append(_truth(sim)))
-        yield result, truths
+            player = arm_player(link)            # what play_solo plays with
+            recording = player.hands = Recording(player.hands)
+            result = play_game(player, TURNS, on_turn=lambda report: truths.append(_truth(sim)))
+        yield result, truths, recording
+
+
+def test_the_arm_took_the_steps_of_the_one_procedure(match, default_cell):
+    result, _, recording = match
+    replay = Replay(recording)
+    again = play_game(Player(replay, BlockDims.of(default_cell.blocks), policy=Policy()), TURNS)
+    assert replay.steps == recording.steps and len(recording.steps) >= 8
+    assert [(t.source, t.target, len(t.probes)) for t in again.turns] == \
+        [(t.source, t.target, len(t.probes)) for t in result.turns]
 
 
 def test_every_turn_is_legal_and_the_tower_stands(match):
-    result, truths = match
+    result, truths, _ = match
     assert result.error is None, result.error
     assert len(result.turns) == TURNS and result.all_legal and not result.fell
     assert truths[-1]["fallen"] == []
@@ -51,7 +69,7 @@ def test_every_turn_is_legal_and_the_tower_stands(match):
 
 
 def test_each_turn_moved_one_block_legally_by_the_truth(match):
-    result, truths = match
+    result, truths, _ = match
     for n, report in enumerate(result.turns):
         before, after = _slots(truths[n]), _slots(truths[n + 1])
         moved = {b for b in before if before[b] != after[b]}
@@ -63,7 +81,7 @@ def test_each_turn_moved_one_block_legally_by_the_truth(match):
 
 
 def test_tested_blocks_not_taken_are_back_within_a_millimetre(match):
-    result, truths = match
+    result, truths, _ = match
     tested = 0
     for n, report in enumerate(result.turns):
         before, after = truths[n]["blocks"], truths[n + 1]["blocks"]

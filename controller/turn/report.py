@@ -1,14 +1,28 @@
 """What a robot turn reports (the block taken, each probe, the time of each phase) and the errors
-that end it; the clock that times its phases in device time."""
+that end it; the clock that times its phases in the world's time."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Callable
+
+
+class Phase(StrEnum):
+    PERCEIVE = "perceive"
+    PROBE = "probe"
+    PULL = "pull"
+    PLACE = "place"
+    CLEAR = "clear"
+    SETTLE = "settle"
 
 
 class TurnError(RuntimeError):
     """The turn could not be played (no reachable block, a plan failed mid-turn, the tower fell)."""
+
+
+class TowerFellError(TurnError):
+    """The tower was seen down during the turn."""
 
 
 class NoMoveError(TurnError):
@@ -45,6 +59,7 @@ class TurnReport:
     touches: list[dict] = field(default_factory=list)  # grasp approaches that met the block
     pull_resumed: int = 0       # guard trips on a short knock, after which the pull went on
     error: str | None = None
+    phase: Phase | None = None  # the phase under way when the turn ended, or the last one
 
     @property
     def duration_s(self) -> float:
@@ -62,21 +77,23 @@ class TurnReport:
 
 
 class PhaseClock:
-    """Times each phase of the turn in device time."""
+    """Times each phase of the turn by the world's clock `now`."""
 
-    def __init__(self, arm, report: TurnReport, on_start: Callable[[str, TurnReport], None] | None):
-        self.arm, self.report, self.on_start = arm, report, on_start
+    def __init__(self, now: Callable[[], float], report: TurnReport,
+                 on_start: Callable[[str, TurnReport], None] | None):
+        self.now, self.report, self.on_start = now, report, on_start
 
-    def __call__(self, name: str):
+    def __call__(self, name: Phase):
         phases = self
 
         class _Timer:
             def __enter__(self):
+                phases.report.phase = name
                 if phases.on_start is not None:
                     phases.on_start(name, phases.report)
-                self.start = phases.arm.device_time()
+                self.start = phases.now()
 
             def __exit__(self, *exc):
-                spent = phases.arm.device_time() - self.start
+                spent = phases.now() - self.start
                 phases.report.phases_s[name] = phases.report.phases_s.get(name, 0.0) + spent
         return _Timer()

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from controller.turn.hands import Look
 from controller.wording import slot_name
 from perception.observation import TowerObservation
 from planning.tower import SLOTS, across_index
@@ -18,11 +19,6 @@ from planning.workspace import TowerGeometry
 DRAG_WINDOW_S = 0.04
 DRAG_N = 1.2
 PLACE_CLEARANCE = 0.002     # side gap left to a neighbour in the layer
-
-
-def changed_slots(full: set[tuple[int, int]], after: TowerObservation) -> list[tuple[int, int]]:
-    """Slots the cameras see full or empty against the expected `full` slots."""
-    return sorted(k for k, seen in after.occupancy.items() if seen != (k in full))
 
 
 def protrusions(obs: TowerObservation) -> dict[tuple[int, int], float]:
@@ -75,14 +71,14 @@ def placement_shift(obs: TowerObservation, target: tuple[int, int], width: float
     return float(want - nominal)
 
 
-def outcome_problem(before, after: TowerObservation, source, target) -> str | None:
-    """What the cameras see after the turn that the move planned does not explain, if anything:
+def outcome_problem(before, after: Look, source, target) -> str | None:
+    """What the hands see after the turn that the move planned does not explain, if anything:
     the plan being legal is not enough, the tower must show it."""
     if after.occupancy.get(source, False):
         return f"{slot_name(*source)} still looks full after the block was taken"
     if not after.occupancy.get(target, False):
         return f"the placed block is not seen at {slot_name(*target)}"
-    changed = changed_slots(set(before.blocks()) - {source} | {target}, after)
+    changed = after.changed(set(before.blocks()) - {source} | {target})
     if changed:
         return "other slots changed during the turn: " + ", ".join(slot_name(l, s) for l, s in changed)
     if after.out_of_place:

@@ -9,7 +9,7 @@ from typing import Callable
 
 import numpy as np
 
-from controller.turn_report import TurnError
+from controller.turn.report import TurnError
 from firmware_bridge.client import ArmClient, MotionResult
 from planning.motion.planner import MotionPlanner
 from planning.motion.plans import GripStep, MotionPlan, MoveStep
@@ -19,9 +19,11 @@ DWELL_S = 0.3                # stand still before taring, so the reading is the 
 
 
 class ArmMoves:
-    """`halted()` says why the moves must stop now, if they must."""
+    """Runs plans on the arm: the turn's, the retract's after a fall, the safety benchmark's.
+    `halted()` says why the moves must stop now, if they must."""
 
-    def __init__(self, arm: ArmClient, planner: MotionPlanner, halted: Callable[[], str | None]):
+    def __init__(self, arm: ArmClient, planner: MotionPlanner,
+                 halted: Callable[[], str | None] = lambda: None):
         self.arm, self.planner, self._halted = arm, planner, halted
 
     def push_direction(self, plan: MotionPlan, prefix: str = "") -> np.ndarray:

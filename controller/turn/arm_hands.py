@@ -1,0 +1,378 @@
+"""The turn's hands on the real arm (and on the simulated cell's, which speaks the same protocol):
+the block skills of controller/turn/hands.py carried out through the arm's link and the cameras
+only. Test pushes from the back, push-through, pushing a block back home from the front, a grasp
+that feels for a block's turned end, a pull guarded against a drag, the place, and watching the
+settling window. Every time is device time.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+
+from controller.cell_link import CellLink
+from controller.turn.arm_moves import ArmMoves, HeldBlockWatch
+from controller.turn.checks import (drag_was_a_spike, end_protrusion, placement_shift, protrusions,
+                                    seen_offset)
+from controller.turn.procedure import Player
+from controller.turn.hands import Felt, GaveUp, Look, PlaceOrder, Pulled, Pushed, Slot, Trace
+from controller.turn.report import TowerFellError, TurnError
+from controller.turn.settling import watch_settling
+from firmware_bridge.client import MotionOutcome, MotionResult
+from perception.observation import PerceptionError, TowerObservation
+from planning.looseness import ProbeOutcome
+from planning.motion.planner import PULL_SPEED, PUSH_THROUGH, STANDOFF, MotionPlanner
+from planning.motion.plans import ForceGuard, GripStep, MotionPlan, MoveStep
+from planning.policies import Policy
+from planning.rules import RuleOptions
+from planning.stability import BlockDims
+
+PROBE_DEPTH = 0.005          # a test push moves the block at most this far
+PROBE_SPEED = 0.002          # m/s
+PUSH_SPEED = 0.008
+# A pull that needs more than this drags the tower: in 23 legal pulls of the simulated cell the
+# drag peaked at 0.6-1.8 N (start transients included) with medians under 0.5 N; the one pull that
+# toppled the tower ran at a median of 1.6 N and 2.6 N at its 90th percentile. A guard at 2 N also
+# let go of loose blocks, and three let-gos in one turn toppled a tower.
+PULL_GUARD_N = 2.5
+# A guard trip that was a short knock on a light drag (controller/turn/checks.py) lets the pull go
+# on, at most this many times.
+PULL_RESUMES = 10
+# The grasp's approach stops at this: a finger ran into the block. Low, because a loose block slides
+# at 0.15 N: at 2 N the fingers of the simulated cell shoved turned blocks 5-23 mm back into the
+# tower without tripping. The approach's own speed-up reads 0.13 N on the 1.3 kg tool.
+GRASP_GUARD_N = 0.6
+REGRASP_SHIFT = 0.008        # a finger met the block: try again this far to its side (m); the open
+                             # fingers clear a 25 mm block by 7.5 mm each side
+
+
+def look_from(obs: TowerObservation, blocks_moved: int) -> Look:
+    """The cameras' observation as the turn's look (raises PerceptionError when it reads as no
+    tower)."""
+    return Look(obs.tower_state(blocks_moved),
+                {(b.layer, b.slot): b.position_mm[2] / 1000 for b in obs.blocks},
+                protrusions(obs), dict(obs.occupancy), list(obs.out_of_place),
+                {(b.layer, b.slot): b.block for b in obs.blocks})
+
+
+class ArmHands:
+    """`halted()` says why the turn must stop now, if it must (the safety monitor saw the tower
+    fall): asked around every move, so a turn never carries on into a fallen tower."""
+
+    def __init__(self, link: CellLink, planner: MotionPlanner,
+                 halted: Callable[[], str | None] = lambda: None):
+        self.link, self.arm, self.planner = link, link.arm, planner
+        self.halted = halted
+        self.moves = ArmMoves(self.arm, planner, lambda: self.halted())
+        self.stiffness = link.cell.tool.fingertip_stiffness
+        self.block_width = link.cell.blocks.width.mean
+        self.grip = HeldBlockWatch(self.arm, self.block_width)   # the fingers on a pulled block
+        self.obs: TowerObservation | None = None      # the last look
+        self.layers = link.cell.blocks.layers         # the tower's layers at the last look
+        self._at_block: tuple[Slot, MotionPlan] | None = None   # a probe's fingertip at its block
+        self._pull: MotionPlan | None = None          # the pull that holds the block
+
+    def now(self) -> float:
+        return self.arm.device_time()
+
+    def pulled_end(self, layer: int) -> int:
+        return self.planner.tower.front_end(layer)
+
+    # --- seeing -------------------------------------------------------------------------------
+
+    def look(self, blocks_moved: int) -> Look:
+        obs = self.link.observe().observation
+        if obs.fell:
+            raise TowerFellError("the tower has fallen")
+        pose = obs.pose
+        self.planner.set_tower(self.planner.tower.measured(pose.x, pose.y, pose.yaw, pose.pitch))
+        self.obs = obs
+        seen = look_from(obs, blocks_moved)
+        self.layers = seen.tower.top_layer + 1
+        return seen
+
+    def watch(self, released_at: float, window_s: float, blocks_moved: int) -> Look | None:
+        final = watch_settling(self.link, released_at, window_s)
+        if final is None or final.fell:
+            return None
+        try:
+            return look_from(final, blocks_moved)
+        except PerceptionError as exc:
+            raise TurnError(str(exc)) from exc
+
+    # --- the fingertip ------------------------------------------------------------------------
+
+    def probe(self, source: Slot, guard_n: float) -> Felt:
+        layer, slot = source
+        end = -self.planner.tower.front_end(layer)        # push from the back
+        protrusion = end_protrusion(self.obs, source, end)
+        plan = self._push_plan(source, end, protrusion, guard_n)
+        self.moves.come_to_face(plan)
+        push = plan.step("push")
+        result, trace = self._follow_recording(push, push.guard.direction)
+        self._at_block = (source, plan)
+        peak = max((f for _, f in trace), default=0.0)
+        end_force = trace[-1][1] if trace else 0.0
+        travel = self._block_travel(plan.frame, source, end, protrusion, end_force)
+        return Felt(ProbeOutcome(layer, slot, peak, travel, result.outcome is MotionOutcome.GUARD,
+                                 guard_n), trace)
+
+    def withdraw(self) -> None:
+        if self._at_block is not None:
+            self._retreat(self._at_block[1])
+            self._at_block = None
+
+    def push_through(self, source: Slot, jam_n: float) -> Pushed:
+        """From where the probe stopped (or, for a block not probed just now, from its back face
+        at the probe's pace), on until the block sticks out PUSH_THROUGH at the front; then back
+        out of the hole."""
+        layer, slot = source
+        end = -self.planner.tower.front_end(layer)
+        protrusion = end_protrusion(self.obs, source, end)
+        if self._at_block is None or self._at_block[0] != source:
+            self.withdraw()
+            plan = self._push_plan(source, end, protrusion, jam_n)
+            self.moves.come_to_face(plan)
+            self.moves.follow(plan.step("push"))
+        else:
+            plan = self._at_block[1]
+        self._at_block = None
+        direction = -end * self.planner.tower.axis(layer)
+        already = self._block_travel(plan.frame, source, end, protrusion, 0.0)
+        push = self.planner.straight(self.moves.q(), plan.frame, direction * (PUSH_THROUGH - already),
+                                     tower_layers=self.layers, speed=PUSH_SPEED, exempt=("probe",),
+                                     label="push_through")
+        step = push.moves[0]
+        jam = ForceGuard(plan.step("push").guard.direction, jam_n)
+        result = self.moves.follow(MoveStep(step.label, step.trajectory, jam))
+        jammed = result.outcome is MotionOutcome.GUARD
+        force_n = self.moves.force_along(jam.direction) if jammed else 0.0
+        moved = self._block_travel(plan.frame, source, end, protrusion, force_n)
+        self._retreat(plan, "back_out")
+        return Pushed(jammed, moved)
+
+    def restore(self, source: Slot, travel_m: float, jam_n: float) -> None:
+        """Push a block back from the front by as far as it was moved."""
+        self.withdraw()
+        layer, slot = source
+        front = self.planner.tower.front_end(layer)
+        was = end_protrusion(self.obs, source, front)
+        plan = self.planner.push(self.moves.q(), layer, slot, -was,
+                                 tower_layers=self.layers, end=front, protrusion=was + travel_m,
+                                 speed=PUSH_SPEED, guard_n=jam_n, retreat=False,
+                                 **seen_offset(self.planner.tower, self.obs, source))
+        self.moves.come_to_face(plan)
+        self.moves.follow(plan.step("push"))
+        self._retreat(plan, "restore_retreat")
+
+    def _push_plan(self, source: Slot, end: int, protrusion: float, guard_n: float) -> MotionPlan:
+        """A slow guarded push on the block's `end` face, planned so that it may go on through."""
+        return self.planner.push(self.moves.q(), *source, PROBE_DEPTH, tower_layers=self.layers,
+                                 end=end, protrusion=protrusion, speed=PROBE_SPEED,
+                                 guard_n=guard_n, retreat=False, through=PUSH_THROUGH,
+                                 **seen_offset(self.planner.tower, self.obs, source))
+
+    def _follow_recording(self, step: MoveStep, axis) -> tuple[MotionResult, Trace]:
+        """Run a move and record the wrist force along `axis` (tool coordinates) while it runs:
+        (device time, N) for every telemetry frame."""
+        axis = np.asarray(axis, float)
+        self.link.forces.start()
+        try:
+            result = self.moves.follow(step)
+        finally:
+            samples = self.link.forces.stop()
+        return result, [(t, float(w[:3] @ axis)) for t, w in samples]
+
+    def _block_travel(self, frame: str, source: Slot, end: int, protrusion: float,
+                      force_n: float) -> float:
+        """How far the fingertip has pushed the block in from its `end` face (m): the tip's travel
+        past where the face was, less the fingertip's spring under `force_n`."""
+        layer, slot = source
+        tip = self.planner.arm.fk(np.array(self.arm.telemetry().q_set), frame).t
+        face = self.planner.tower.end_face_centre(layer, slot, end, protrusion)
+        direction = -end * self.planner.tower.axis(layer)
+        past_face = float((tip - face) @ direction) + self.planner.cell.tool.fingertip_radius
+        return max(0.0, past_face - max(force_n, 0.0) / self.stiffness)
+
+    def _retreat(self, push_plan: MotionPlan, label: str = "retreat", prefix: str = "") -> None:
+        """Straight back out along a push, from wherever it stopped to where its approach began
+        (`prefix`: the push's steps are named so inside a bigger plan, as `align_`)."""
+        direction = self.moves.push_direction(push_plan, prefix)
+        here = self.planner.arm.fk(self.moves.q(), push_plan.frame).t
+        began = self.planner.arm.fk(push_plan.step(prefix + "approach").trajectory.start,
+                                    push_plan.frame).t
+        back = max(float((here - began) @ direction), 0.0)
+        self.moves.run(self.planner.straight(self.moves.q(), push_plan.frame, -direction * back,
+                                             tower_layers=self.layers, exempt=("probe",),
+                                             label=label))
+
+    # --- the fingers --------------------------------------------------------------------------
+
+    def pull(self, source: Slot) -> Pulled:
+        """Grasp the pushed-out block and draw it out, recording the drag along the pull. The
+        pull is guarded at PULL_GUARD_N: a block that drags the tower with it is let go, and the
+        fingers open and back off; so do fingers that cannot get around the block."""
+        self.withdraw()
+        into = -self.planner.tower.front_end(source[0]) * self.planner.tower.axis(source[0])
+        touches: list[dict] = []
+        pull = self._grasp(source, into, touches)
+        if pull is None:
+            return Pulled(GaveUp.APPROACH, 0.0, touches[-1]["force_n"] if touches else 0.0,
+                          touches=touches)
+        drawn = self._draw(pull, into)
+        if drawn.came:
+            self.grip.check_held()
+            self._pull = pull
+        else:
+            self.moves.open_fully()
+            self._back_off(pull.frame, into, "let_go")
+        return Pulled(drawn.gave_up, drawn.drawn_m, drawn.peak_force_n, drawn.trace, touches,
+                      drawn.resumed)
+
+    def _draw(self, pull: MotionPlan, into) -> Pulled:
+        """Run the pull of a grasped block under the guard, recording the drag: held lightly
+        while it slides out, squeezed while its end still rests in the tower, then drawn clear.
+        Given up when the guard found a steady drag, not a knock, or the block slid out of the
+        fingers' light pull grip."""
+        self.moves.dwell_and_tare()
+        # the block resisting the pull pushes the gripper back toward the tower
+        rotation = self.planner.arm.fk(pull.step("pull").trajectory.start, pull.frame).R
+        axis = tuple(float(v) for v in rotation.T @ into)
+        start = self.planner.arm.fk(self.moves.q(), pull.frame).t
+        trace: Trace = []
+        resumed = 0
+        for label in ("pull", "pull_out"):
+            if label == "pull_out":
+                self.moves.grip(pull.step("squeeze"))
+            problem, resumed = self._draw_part(pull, label, axis, trace, resumed)
+            if problem is not None:
+                drawn = float((start - self.planner.arm.fk(self.moves.q(), pull.frame).t) @ into)
+                return Pulled(problem, drawn, max((f for _, f in trace), default=0.0), trace,
+                              resumed=resumed)
+        return Pulled(None, 0.0, max((f for _, f in trace), default=0.0), trace, resumed=resumed)
+
+    def _draw_part(self, pull: MotionPlan, label: str, axis, trace: Trace,
+                   resumed: int) -> tuple[GaveUp | None, int]:
+        """One guarded part of the pull, going on after knocks; what stopped it, or None when it
+        ran to its end; and the knocks gone on after so far."""
+        step = pull.step(label)
+        end = self.planner.arm.fk(step.trajectory.end, pull.frame).t
+        while True:
+            result, part = self._follow_recording(
+                MoveStep(step.label, step.trajectory, ForceGuard(axis, PULL_GUARD_N)), axis)
+            trace += part
+            # a block that slid out of the light grip held more than the guard allows too
+            if not self.grip.holds(self.arm.telemetry().gripper_width_m):
+                return GaveUp.SLIP, resumed
+            if result.outcome is not MotionOutcome.GUARD:
+                return None, resumed
+            if not drag_was_a_spike(part, result.device_time) or resumed >= PULL_RESUMES:
+                return GaveUp.DRAG, resumed
+            # a moment's knock, not a drag: on with the rest of the pull
+            resumed += 1
+            here = self.planner.arm.fk(self.moves.q(), pull.frame).t
+            step = self.planner.straight(self.moves.q(), pull.frame, end - here,
+                                         tower_layers=self.layers, speed=PULL_SPEED,
+                                         exempt=("held",), held=pull.held, label=label).moves[0]
+
+    def _grasp(self, source: Slot, into, touches: list[dict]) -> MotionPlan | None:
+        """Bring the open fingers around the block's protruding end and close them; returns the
+        pull plan, its pull still to run, or None when a finger met the block at every try.
+
+        A block pushed by one point turns as it slides out, and the cameras, which look at the
+        back of the tower, cannot see its front end. So the fingers feel for it: the approach is
+        guarded, and a finger that meets the block backs off and tries again REGRASP_SHIFT to the
+        side of the finger that touched (the wrist's torque about the tool's x axis tells which),
+        then to the other side. Fingers that close on air open and try both sides too."""
+        seen = seen_offset(self.planner.tower, self.obs, source)
+        front = end_protrusion(self.obs, source, self.planner.tower.front_end(source[0])) + PUSH_THROUGH
+        across = self.planner.tower.across(source[0])
+        tries = [0.0]
+        while tries:
+            extra = tries.pop(0)
+            pull = self.planner.pull(self.moves.q(), *source, front, tower_layers=self.layers,
+                                     guard_n=GRASP_GUARD_N, shift=seen["shift"] + extra,
+                                     rise=seen["rise"])
+            self.moves.follow(pull.step("transit"))
+            self.moves.grip(pull.step("open"))
+            self.moves.dwell_and_tare()
+            met = self.moves.follow(pull.step("approach"))
+            toward = 1.0
+            if met.outcome is not MotionOutcome.GUARD:
+                width = self.moves.grip(pull.step("close"))
+                if self.grip.holds(width):
+                    return pull
+                # closed on air: the block lies beyond one finger or the other, which is unknown
+                touches.append({"layer": source[0], "slot": source[1], "force_n": 0.0,
+                                "missed": True, "shift_mm": (seen["shift"] + extra) * 1000})
+                self.moves.open_fully()
+            else:
+                # A finger at +y (tool) pressed back along -z twists the wrist negatively about x.
+                torque_x = float(self.arm.telemetry().wrench[3])
+                y_world = self.planner.arm.fk(self.moves.q(), pull.frame).R[:, 1]
+                toward = -np.sign(torque_x) * np.sign(float(y_world @ across)) or 1.0
+                touches.append({"layer": source[0], "slot": source[1], "force_n": met.force_n,
+                                "torque_x_nm": torque_x,
+                                "shift_mm": (seen["shift"] + extra) * 1000})
+            self._back_off(pull.frame, into, "grasp_back_off")
+            if extra == 0.0:
+                tries = [toward * REGRASP_SHIFT, -toward * REGRASP_SHIFT]
+        return None
+
+    def _back_off(self, frame: str, into, label: str) -> None:
+        """Straight out of the tower's way from a block's front end, along the layer."""
+        self.moves.run(self.planner.straight(self.moves.q(), frame, -into * (STANDOFF + 0.01),
+                                             tower_layers=self.layers, label=label))
+
+    # --- placing ------------------------------------------------------------------------------
+
+    def place(self, order: PlaceOrder) -> float:
+        """Plan the place of the held block and run it; returns the device time the tool last
+        touched the placed block: its release, or the end of the push that aligns it, when there
+        is one. The settling window runs from then: a block still being pushed has not been let
+        go."""
+        if self._pull is None:
+            raise TurnError("no block is held to place")
+        target = order.target
+        plan = self.planner.place(self.moves.q(), *target, self._pull.held,
+                                  shift=placement_shift(self.obs, target, self.block_width),
+                                  guard_n=order.press_n, align_guard_n=order.align_n,
+                                  ends=list(order.ends))
+        self._pull = None
+        return self.run_place(plan)
+
+    def run_place(self, plan: MotionPlan) -> float:
+        """Run a place plan; see `place`."""
+        released = None
+        stopped_early = False
+        for step in plan.steps:
+            if isinstance(step, GripStep):
+                self.moves.grip(step)
+                if step.label == "release":
+                    released = self.arm.device_time()
+                continue
+            if step.label == "align_retreat" and stopped_early:
+                # the align push met the block sooner than planned: back out from where it stopped
+                self._retreat(plan, "align_retreat", "align_")
+                continue
+            if step.label == "descend":
+                self.grip.check_still_held()
+            if step.guard is not None:
+                # the tool turned since the last tare; its weight would read as a push
+                self.moves.dwell_and_tare()
+            result = self.moves.follow(step)
+            if step.label == "align_push":
+                stopped_early = result.outcome is MotionOutcome.GUARD
+                released = self.arm.device_time()
+        return released if released is not None else self.arm.device_time()
+
+    def clear(self) -> None:
+        self.moves.transit(self.planner.arm.home, self.layers + 1)
+
+
+def arm_player(link: CellLink, options: RuleOptions = RuleOptions(), policy: Policy | None = None,
+               planner: MotionPlanner | None = None) -> Player:
+    """The robot as a game's player, its turns carried out by the arm."""
+    hands = ArmHands(link, planner or MotionPlanner(link.cell))
+    return Player(hands, BlockDims.of(link.cell.blocks), options, policy)

@@ -1,0 +1,126 @@
+"""What the turn's procedure (controller/turn/procedure.py) asks of whoever carries it out: a look
+at the tower and the block skills. Two carry it out:
+
+- the arm (controller/turn/arm_hands.py): through the serial link and the cameras only, as the
+  product plays;
+- the game benchmark's fast hands (controller/bench/fast_hands.py): the same block work through
+  the simulated cell's physics, the tower read from its ground truth, no arm transits; for
+  benchmarks only.
+
+Every length is in metres, every time in the world's seconds (device time on the arm, simulated
+time in the benchmark). A skill that finds the tower down raises `TowerFellError`
+(controller/turn/report.py).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Protocol
+
+from planning.looseness import ProbeOutcome
+from planning.tower import TowerState
+
+Slot = tuple[int, int]
+Trace = list[tuple[float, float]]        # (world time, force N) along a push or a pull
+
+
+class GaveUp(StrEnum):
+    """Why a pull was given up (the block is then back in its slot, or on its way there)."""
+    APPROACH = "approach"     # the fingers met the block at every try
+    DRAG = "pull"             # a steady drag: the tower came along
+    SLIP = "slip"             # the block slid out of the fingers' light grip
+
+
+@dataclass(frozen=True)
+class Look:
+    """The tower as the hands see it."""
+    tower: TowerState
+    heights: dict[Slot, float]           # each block's centre height above the table (m)
+    offsets: dict[Slot, float]           # how far each block sticks out along its layer (m)
+    occupancy: dict[Slot, bool]          # every slot looked at: full or empty
+    out_of_place: list[int] = field(default_factory=list)   # blocks seen lying in no slot
+    blocks: dict[Slot, int] = field(default_factory=dict)   # which block is where, where known
+
+    def changed(self, full: set[Slot]) -> list[Slot]:
+        """Slots seen full or empty against the expected `full` ones."""
+        return sorted(k for k, seen in self.occupancy.items() if seen != (k in full))
+
+
+@dataclass(frozen=True)
+class Felt:
+    """A test push: what the policy learns, and the force along it."""
+    outcome: ProbeOutcome
+    trace: Trace = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Pushed:
+    """A push-through: `jammed` when the force passed the jam limit before the block stuck out
+    at the front; `moved_m` how far the block went in all."""
+    jammed: bool
+    moved_m: float
+
+
+@dataclass(frozen=True)
+class Pulled:
+    """A grasp and pull. Drawn clear (`gave_up` None), the block is held for the place; given up,
+    the fingers are open and out of the way and the block sticks out `drawn_m` further than the
+    push-through left it."""
+    gave_up: GaveUp | None = None
+    drawn_m: float = 0.0
+    peak_force_n: float = 0.0
+    trace: Trace = field(default_factory=list)
+    touches: list[dict] = field(default_factory=list)   # grasp approaches that met the block
+    resumed: int = 0            # guard trips on a short knock, after which the pull went on
+
+    @property
+    def came(self) -> bool:
+        return self.gave_up is None
+
+
+@dataclass(frozen=True)
+class PlaceOrder:
+    """Where and how gently to set the held block down."""
+    target: Slot
+    press_n: float              # the set-down's guard
+    align_n: float              # the align push's guard
+    ends: tuple                 # which ends of the block may take the align push
+
+
+class Hands(Protocol):
+    def now(self) -> float:
+        """The world's time (s)."""
+
+    def look(self, blocks_moved: int) -> Look:
+        """The tower now. Raises TowerFellError when it is down."""
+
+    def pulled_end(self, layer: int) -> int:
+        """The end (+1 or -1, along the layer's blocks) that blocks of `layer` come out by."""
+
+    def probe(self, source: Slot, guard_n: float) -> Felt:
+        """Push the block gently from the back until it has moved a few millimetres or the force
+        reaches `guard_n`; the fingertip stays at the block."""
+
+    def withdraw(self) -> None:
+        """Back the fingertip out of a probe whose block is not taken."""
+
+    def push_through(self, source: Slot, jam_n: float) -> Pushed:
+        """Push the block from the back until it sticks out at the front (on from the probe when
+        the fingertip is still at it), giving up at `jam_n`; then back out of the hole."""
+
+    def restore(self, source: Slot, travel_m: float, jam_n: float) -> None:
+        """Push a block moved `travel_m` toward the front back home from the front."""
+
+    def pull(self, source: Slot) -> Pulled:
+        """Grasp the block's protruding end and draw it clear, guarded against a drag."""
+
+    def place(self, order: PlaceOrder) -> float:
+        """Set the held block down; the world time the hands last touched it."""
+
+    def clear(self) -> None:
+        """Out of the tower's way."""
+
+    def watch(self, released_at: float, window_s: float, blocks_moved: int) -> Look | None:
+        """Watch the tower until the settling window after `released_at` closes; the last look,
+        or None if the tower fell."""

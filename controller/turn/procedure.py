@@ -1,0 +1,205 @@
+"""The robot's turn, written once: look at the tower, ask the policy's chooser, feel candidates with
+test pushes, push the chosen block through, put back what moved and is not taken, pull it (let go
+of one that drags the tower, and look again), place it on top at a right angle to the layer below,
+get out of the way, and watch the settling window.
+
+Whoever carries it out supplies the `Hands` (controller/turn/hands.py): the arm through the link
+and the cameras, or the game benchmark's fast hands. `play --solo`, matches and
+`bench --suite game` all play their turns here.
+
+`Player` holds what lasts the game (the policy, the rules, the blocks that dragged the tower);
+`Turn` what lasts one turn (the report, the chooser, the tower seen at its start).
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from controller.turn.checks import outcome_problem
+from controller.turn.hands import GaveUp, Hands, Look, PlaceOrder, Slot
+from controller.turn.report import (NoMoveError, Phase, PhaseClock, ProbeRecord, TowerFellError,
+                                    TurnError, TurnReport)
+from controller.wording import slot_name
+from planning.looseness import LoosenessBelief
+from planning.motion.planner import PLACE_GUARD_N, PLACE_OVERHANG, PUSH_THROUGH
+from planning.motion.plans import PlanError
+from planning.policies import NoBlock, Policy, StepKind, TurnView
+from planning.rules import RuleOptions, check_move
+from planning.stability import BlockDims
+from planning.strategy import RESTORE_M, Action, placement_guards, placement_slot, set_down_ends
+from planning.tower import layer_axis
+
+
+class Player:
+    """The robot as one game's player: the policy it chooses by, the rules, and the blocks whose
+    pull dragged the tower (in the simulated cell the same blocks dragged at every pull, turn
+    after turn, so they stay ruled out for the game)."""
+
+    def __init__(self, hands: Hands, dims: BlockDims, options: RuleOptions = RuleOptions(),
+                 policy: Policy | None = None):
+        self.hands, self.dims, self.options = hands, dims, options
+        self.policy = policy or Policy()
+        self.dragged: set[Slot] = set()
+        self.on_probe: Callable[[ProbeRecord], None] | None = None   # told of each probe at once
+        # told as each phase of a turn begins (its name and the report so far), for the console
+        self.on_phase: Callable[[str, TurnReport], None] | None = None
+
+    def play(self, number: int, blocks_moved: int = 0, watch_window: bool = True) -> TurnReport:
+        """Play one turn. An error that ends it carries what was done so far as `.report`. With
+        `watch_window` False the turn ends when the hands are out of the way, and whoever runs
+        the match watches the settling window (the next player may close it early)."""
+        turn = Turn(self, number)
+        try:
+            return turn.run(blocks_moved, watch_window)
+        except Exception as exc:
+            turn.report.error = str(exc)
+            exc.report = turn.report
+            raise
+
+    def belief(self, look: Look) -> LoosenessBelief:
+        """A turn's looseness prior, with the blocks that dragged the tower ruled out."""
+        belief = LoosenessBelief.prior(look.tower, look.heights)
+        for key in self.dragged:
+            belief.jammed(key)
+        return belief
+
+
+class Turn:
+    def __init__(self, player: Player, number: int):
+        self.player, self.hands = player, player.hands
+        self.report = TurnReport(number)
+        self.clock = PhaseClock(self.hands.now, self.report, player.on_phase)
+        self.chooser = None
+
+    def run(self, blocks_moved: int, watch_window: bool) -> TurnReport:
+        hands, report, clock, dims = self.hands, self.report, self.clock, self.player.dims
+        with clock(Phase.PERCEIVE):
+            look = hands.look(blocks_moved)
+        state = look.tower
+        belief = self.player.belief(look)
+        while True:
+            with clock(Phase.PROBE):
+                chosen = self._choose(look, belief)
+            with clock(Phase.PULL):
+                if self._pull_out(chosen, belief):
+                    break
+            # A block let go may have dragged others with it (a loose block lying across it
+            # rides along): look again before the next block is touched.
+            with clock(Phase.PERCEIVE):
+                look = hands.look(blocks_moved)
+                changed = look.changed(set(state.blocks()))
+                if changed:
+                    raise TurnError("the tower changed while a block was put back: slots "
+                                    + ", ".join(slot_name(l, s) for l, s in changed))
+        report.source, report.block = chosen, look.blocks.get(chosen)
+        after = state.without(*chosen)
+        target = placement_slot(after, dims)
+        report.target = target
+        with clock(Phase.PLACE):
+            others = {k: v for k, v in look.offsets.items() if k != chosen}
+            press_n, align_n = placement_guards(after, dims, target, PLACE_OVERHANG, PLACE_GUARD_N,
+                                                2 * PLACE_GUARD_N, others)
+            ends = set_down_ends(after, dims, target, PLACE_OVERHANG, others)
+            if not ends:
+                raise TurnError(f"a block set down on layer {target[0]} would tip off: the layer "
+                                f"below has no support under either end")
+            report.released_at = hands.place(PlaceOrder(target, press_n, align_n, tuple(ends)))
+        report.legal = check_move(state, chosen, target, layer_axis(target[0]),
+                                  self.player.options) == []
+        with clock(Phase.CLEAR):
+            hands.clear()
+        if not watch_window:
+            return report
+        with clock(Phase.SETTLE):
+            try:
+                final = hands.watch(report.released_at, self.player.options.window_s,
+                                    blocks_moved + 1)
+            except TowerFellError:
+                final = None
+            except TurnError as exc:          # seen standing, but not read as a tower
+                report.error = str(exc)
+                return report
+        report.fell = final is None
+        if final is not None:
+            report.stories = final.tower.stories()
+            problem = outcome_problem(state, final, chosen, target)
+            if problem:
+                report.legal, report.error = False, problem
+        return report
+
+    # --- choosing -----------------------------------------------------------------------------
+
+    def _choose(self, look: Look, belief: LoosenessBelief) -> Slot:
+        """Probe candidates until one is pushed through; returns it."""
+        hands, report, options = self.hands, self.report, self.player.options
+        self.chooser = chooser = self.player.policy.turn(TurnView(
+            look.tower, belief, self.player.dims, options, look.offsets, hands.pulled_end))
+        while True:
+            try:
+                step = chooser.next_step()
+            except NoBlock as exc:
+                raise NoMoveError(str(exc)) from None
+            candidate = step.source
+            if step.kind is StepKind.TAKE:
+                if self._push_through(candidate):
+                    return candidate
+                continue
+            try:
+                felt = hands.probe(candidate, step.guard_n)
+            except PlanError:         # no way for the hands to reach it: not this turn
+                chooser.jammed(candidate)
+                continue
+            outcome = felt.outcome
+            record = ProbeRecord(candidate[0], candidate[1], look.blocks.get(candidate),
+                                 step.guard_n, outcome.peak_force_n, outcome.travel_m * 1000,
+                                 belief.update(outcome), felt.trace)
+            report.probes.append(record)
+            if self.player.on_probe is not None:
+                self.player.on_probe(record)
+            decision = chooser.probed(outcome, len(report.probes))
+            # the no-testing variant: a block the probe moved is the one to take
+            must_take = options.no_testing and outcome.travel_m > RESTORE_M
+            if decision.action is Action.TAKE or must_take:
+                if self._push_through(candidate):
+                    return candidate
+                if must_take:
+                    raise TurnError(f"no testing: the block in {slot_name(*candidate)} moved and "
+                                    f"would not come out, and no other may be taken")
+                continue
+            hands.withdraw()
+            if decision.restore:
+                hands.restore(candidate, outcome.travel_m, chooser.jam_n(candidate))
+            if decision.action is Action.TAKE_BEST and self._push_through(decision.source):
+                return decision.source
+
+    def _push_through(self, source: Slot) -> bool:
+        """Push `source` out at the front; a block that jams is put back and ruled out."""
+        jam_n = self.chooser.jam_n(source)
+        pushed = self.hands.push_through(source, jam_n)
+        if not pushed.jammed:
+            return True
+        self.chooser.jammed(source)
+        if pushed.moved_m > RESTORE_M:
+            self.hands.restore(source, pushed.moved_m, jam_n)
+        return False
+
+    # --- taking -------------------------------------------------------------------------------
+
+    def _pull_out(self, source: Slot, belief: LoosenessBelief) -> bool:
+        """Pull the pushed-out block. One the fingers cannot get around, or that drags the tower
+        with it, is put back home from the front and ruled out for the turn; one that dragged,
+        for the game."""
+        pulled = self.hands.pull(source)
+        self.report.touches += pulled.touches
+        self.report.pull_trace = list(pulled.trace)
+        self.report.pull_resumed += pulled.resumed
+        if pulled.came:
+            return True
+        self.report.gave_up(source, pulled.gave_up, pulled.drawn_m, pulled.peak_force_n,
+                            None if pulled.gave_up is GaveUp.APPROACH else list(pulled.trace))
+        if pulled.gave_up is not GaveUp.APPROACH:
+            self.player.dragged.add(source)
+        self.hands.restore(source, PUSH_THROUGH + max(pulled.drawn_m, 0.0),
+                           self.chooser.jam_n(source))
+        self.chooser.jammed(source)
+        return False

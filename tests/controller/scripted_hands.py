@@ -1,0 +1,195 @@
+"""Hands for the turn's procedure whose every outcome is scripted, and a recorder of the steps any
+hands are asked to take: the procedure tested without an arm or a simulator."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+from controller.turn.hands import Felt, GaveUp, Look, PlaceOrder, Pulled, Pushed
+from controller.turn.report import TowerFellError
+from planning.looseness import ProbeOutcome
+from planning.tower import SLOTS, TowerState
+
+Slot = tuple[int, int]
+
+
+def look_at(tower: TowerState, out_of_place=()) -> Look:
+    """What a perfect eye sees of `tower`: blocks on their slots, level, flush."""
+    h = 0.015
+    full = set(tower.blocks())
+    return Look(tower, {k: (k[0] - 0.5) * h for k in full}, {k: 0.0 for k in full},
+                {(layer, s): (layer, s) in full for layer in range(1, tower.top_layer + 1)
+                 for s in SLOTS},
+                list(out_of_place), {k: i for i, k in enumerate(sorted(full))})
+
+
+@dataclass
+class Script:
+    """The outcomes: each a function of the slot (and how often it was asked)."""
+    feel: Callable[[Slot, float], tuple[float, float, bool]] = \
+        lambda source, guard_n: (0.1, 0.004, False)              # (peak N, travel m, tripped)
+    jams: Callable[[Slot], bool] = lambda source: False
+    pull: Callable[[Slot], GaveUp | None] = lambda source: None
+    falls_in_window: bool = False
+    out_of_place_after_window: tuple = ()                         # blocks seen in no slot then
+    looks: list[Look] = field(default_factory=list)               # looks to give, in turn
+
+
+class ScriptedHands:
+    def __init__(self, tower: TowerState, script: Script | None = None):
+        self.tower, self.script = tower, script or Script()
+        self.steps: list[tuple] = []
+        self.time = 0.0
+        self.held: Slot | None = None
+
+    def now(self) -> float:
+        self.time += 0.1
+        return self.time
+
+    def pulled_end(self, layer: int) -> int:
+        return 1
+
+    def look(self, blocks_moved: int) -> Look:
+        self.steps.append(("look",))
+        if self.script.looks:
+            return self.script.looks.pop(0)
+        return look_at(TowerState(self.tower.layers, blocks_moved))
+
+    def probe(self, source, guard_n) -> Felt:
+        self.steps.append(("probe", source, round(guard_n, 6)))
+        peak, travel, tripped = self.script.feel(source, guard_n)
+        return Felt(ProbeOutcome(*source, peak, travel, tripped, guard_n))
+
+    def withdraw(self) -> None:
+        self.steps.append(("withdraw",))
+
+    def push_through(self, source, jam_n) -> Pushed:
+        self.steps.append(("push_through", source))
+        jammed = self.script.jams(source)
+        return Pushed(jammed, 0.01 if jammed else 0.027)
+
+    def restore(self, source, travel_m, jam_n) -> None:
+        self.steps.append(("restore", source, round(travel_m, 6)))
+
+    def pull(self, source) -> Pulled:
+        self.steps.append(("pull", source))
+        gave_up = self.script.pull(source)
+        if gave_up is None:
+            self.held = source
+        return Pulled(gave_up, 0.0 if gave_up in (None, GaveUp.APPROACH) else 0.012, 1.0)
+
+    def place(self, order: PlaceOrder) -> float:
+        self.steps.append(("place", order.target))
+        self.tower = self.tower.moved(self.held, order.target)
+        self.held = None
+        return self.time
+
+    def clear(self) -> None:
+        self.steps.append(("clear",))
+
+    def watch(self, released_at, window_s, blocks_moved) -> Look | None:
+        self.steps.append(("watch", window_s))
+        if self.script.falls_in_window:
+            return None
+        self.steps.append(("look",))
+        return look_at(TowerState(self.tower.layers, blocks_moved), self.script.out_of_place_after_window)
+
+
+class Recording:
+    """Any hands, with every step they are asked to take recorded as ScriptedHands records it,
+    and what they gave back (or raised)."""
+
+    def __init__(self, hands):
+        self.hands, self.steps, self.outcomes = hands, [], []
+
+    def __getattr__(self, name):
+        return getattr(self.hands, name)
+
+    def _step(self, step, call):
+        self.steps.append(step)
+        try:
+            result = call()
+        except Exception as exc:
+            self.outcomes.append(exc)
+            raise
+        self.outcomes.append(result)
+        return result
+
+    def look(self, blocks_moved):
+        return self._step(("look",), lambda: self.hands.look(blocks_moved))
+
+    def probe(self, source, guard_n):
+        return self._step(("probe", source, round(guard_n, 6)), lambda: self.hands.probe(source, guard_n))
+
+    def withdraw(self):
+        return self._step(("withdraw",), self.hands.withdraw)
+
+    def push_through(self, source, jam_n):
+        return self._step(("push_through", source), lambda: self.hands.push_through(source, jam_n))
+
+    def restore(self, source, travel_m, jam_n):
+        return self._step(("restore", source, round(travel_m, 6)),
+                          lambda: self.hands.restore(source, travel_m, jam_n))
+
+    def pull(self, source):
+        return self._step(("pull", source), lambda: self.hands.pull(source))
+
+    def place(self, order):
+        return self._step(("place", order.target), lambda: self.hands.place(order))
+
+    def clear(self):
+        return self._step(("clear",), self.hands.clear)
+
+    def watch(self, released_at, window_s, blocks_moved):
+        return self._step(("watch", window_s),
+                          lambda: self.hands.watch(released_at, window_s, blocks_moved))
+
+
+class Replay:
+    """Hands that give back, step by step, what another pair of hands gave (a Recording), and
+    record the steps they are asked to take."""
+
+    def __init__(self, recording: Recording):
+        self._outcomes = list(recording.outcomes)
+        self.steps: list[tuple] = []
+        self.time = 0.0
+        self.pulled_end = recording.hands.pulled_end
+
+    def now(self) -> float:
+        self.time += 0.1
+        return self.time
+
+    def _next(self, step):
+        self.steps.append(step)
+        outcome = self._outcomes.pop(0)
+        if isinstance(outcome, Exception):
+            raise outcome
+        return outcome
+
+    def look(self, blocks_moved):
+        return self._next(("look",))
+
+    def probe(self, source, guard_n):
+        return self._next(("probe", source, round(guard_n, 6)))
+
+    def withdraw(self):
+        return self._next(("withdraw",))
+
+    def push_through(self, source, jam_n):
+        return self._next(("push_through", source))
+
+    def restore(self, source, travel_m, jam_n):
+        return self._next(("restore", source, round(travel_m, 6)))
+
+    def pull(self, source):
+        return self._next(("pull", source))
+
+    def place(self, order):
+        return self._next(("place", order.target))
+
+    def clear(self):
+        return self._next(("clear",))
+
+    def watch(self, released_at, window_s, blocks_moved):
+        return self._next(("watch", window_s))

@@ -1,0 +1,229 @@
+"""The arm's hands against a recording arm: every guarded place move starts from a fresh tare
+(the tool has turned since the last one and its weight would otherwise read as a push); the grasp
+feels for a turned block; a pull that drags the tower lets the block go and backs away; a knock
+does not."""
+
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from controller.turn.arm_hands import (GRASP_GUARD_N, PULL_GUARD_N, PULL_RESUMES, REGRASP_SHIFT,
+                                       ArmHands)
+from controller.turn.hands import GaveUp
+from controller.turn.report import TurnError
+from firmware_bridge.client import MotionOutcome, MotionResult
+from planning.motion.planner import PULL_GRIP_N, PUSH_THROUGH
+from tests.controller.test_turn_checks import observation
+
+
+class RecordingArm:
+    """Records what it is told. Guarded moves trip as `stop_when(guard)` says; a guarded pull
+    move takes its wrist forces from `pull_traces` (N along the guard, 4 ms apart, ending at the
+    trip), one trace per move, and runs to its end when they run out."""
+
+    def __init__(self, q, stop_when=None, pull_traces=()):
+        self.q = np.array(q, float)
+        self.time = 0.0
+        self.calls = []
+        self.stop_when = stop_when or (lambda guard: False)
+        self.pull_traces = list(pull_traces)
+        self.samples = [(0.0, np.zeros(6))]     # what the force recorder hands back
+        self.slip_on_pull = False  # the fingers close on nothing during the pull
+        self.wrench = np.zeros(6)
+        self.holds = 0.025        # what closing fingers stop on (m): a block
+        self.width = 0.025        # the fingers' opening telemetry reports (m)
+        self.grip_forces_n = []   # the squeeze of every close
+        self.pull_labels = []     # the length of each guarded pull move, in samples
+
+    def telemetry(self):
+        return SimpleNamespace(q_set=self.q.copy(), device_time=self.time,
+                               gripper_width_m=self.width, wrench=self.wrench)
+
+    def device_time(self):
+        return self.time
+
+    def wait_for(self, predicate, timeout_s):
+        self.time += 0.5
+        return self.telemetry()
+
+    def tare(self):
+        self.calls.append(("tare",))
+
+    def gripper(self, width_m, force_n=10.0):
+        self.calls.append(("gripper", width_m))
+        if width_m == 0.0:
+            self.grip_forces_n.append(force_n)
+        return max(width_m, self.holds)
+
+    def follow(self, times, positions, guard=None):
+        if guard is not None and guard[1] == PULL_GUARD_N:
+            return self._pull(times, positions, guard)
+        trips = guard is not None and self.stop_when(guard)
+        self.q = np.array(positions[len(positions) // 3 if trips else -1], float)
+        self.time += float(times[-1])
+        self.calls.append(("follow", guard is not None))
+        return MotionResult(MotionOutcome.GUARD if trips else MotionOutcome.DONE, 1, self.time, 0.0, self.q)
+
+    def _pull(self, times, positions, guard):
+        self.calls.append(("follow", True))
+        self.pull_labels.append(len(positions))
+        if self.slip_on_pull:
+            self.width = 0.0
+        axis = np.asarray(guard[0], float)
+        if not self.pull_traces:
+            self.q = np.array(positions[-1], float)
+            self.time += float(times[-1])
+            self.samples = [(self.time, np.r_[0.3 * axis, 0, 0, 0])]
+            return MotionResult(MotionOutcome.DONE, 1, self.time, 0.0, self.q)
+        forces = self.pull_traces.pop(0)
+        self.q = np.array(positions[len(positions) // 4], float)
+        self.time += 0.2
+        self.samples = [(self.time - 0.004 * (len(forces) - 1 - k), np.r_[f * axis, 0, 0, 0])
+                        for k, f in enumerate(forces)]
+        return MotionResult(MotionOutcome.GUARD, 1, self.time, forces[-1], self.q)
+
+
+class Recorder:
+    """The link's force recorder: the samples the arm's last move left."""
+
+    def __init__(self, arm):
+        self.arm = arm
+
+    def start(self):
+        pass
+
+    def stop(self):
+        return self.arm.samples
+
+
+def arm_hands(planner, default_cell, arm) -> ArmHands:
+    hands = ArmHands(SimpleNamespace(arm=arm, cell=default_cell, forces=Recorder(arm)), planner)
+    hands.obs, hands.layers = observation([]), 19
+    return hands
+
+
+def test_every_guarded_place_move_follows_a_tare(planner, default_cell):
+    pull = planner.pull(planner.arm.home, 5, 0, 0.035, tower_layers=19)
+    plan = planner.place(pull.q_end, 19, 2, pull.held)
+    arm = RecordingArm(pull.q_end)
+    arm_hands(planner, default_cell, arm).run_place(plan)
+    guarded = [i for i, c in enumerate(arm.calls) if c == ("follow", True)]
+    assert len(guarded) == 2                                   # the set-down and the align push
+    assert all(arm.calls[i - 1] == ("tare",) for i in guarded)
+    assert ("gripper", default_cell.tool.stroke) in arm.calls  # the release
+
+
+def test_a_block_that_turned_in_the_fingers_on_the_way_up_is_not_set_down(planner, default_cell):
+    pull = planner.pull(planner.arm.home, 5, 0, 0.035, tower_layers=19)
+    plan = planner.place(pull.q_end, 19, 2, pull.held)
+    arm = RecordingArm(pull.q_end)
+    hands = arm_hands(planner, default_cell, arm)
+    hands.grip.check_held()                              # held at 25.0 mm after the pull
+    arm.width = 0.0284
+    with pytest.raises(TurnError, match="turned in the gripper"):
+        hands.run_place(plan)
+    assert ("gripper", default_cell.tool.stroke) not in arm.calls   # never released
+    assert arm.calls.count(("follow", False)) == 1                  # the carry to the top only
+
+
+def test_a_pull_that_drags_the_tower_lets_go_and_backs_away(planner, default_cell):
+    arm = RecordingArm(planner.arm.home, pull_traces=[DRAG])
+    pulled = arm_hands(planner, default_cell, arm).pull((7, 1))
+    assert pulled.gave_up is GaveUp.DRAG and pulled.resumed == 0
+    assert pulled.peak_force_n == pytest.approx(max(DRAG)) and len(pulled.trace) == len(DRAG)
+    opened = arm.calls.index(("gripper", default_cell.tool.stroke), arm.calls.index(("gripper", 0.0)))
+    assert arm.calls[opened + 1:] == [("follow", False)]      # then straight away from the block
+    assert arm_hands(planner, default_cell, RecordingArm(planner.arm.home)).pull((7, 1)).came
+
+
+def test_fingers_that_meet_the_block_feel_to_either_side_then_give_it_up(planner, default_cell):
+    arm = RecordingArm(planner.arm.home, stop_when=lambda guard: guard[1] == GRASP_GUARD_N)
+    arm.wrench = np.array([0.0, 0.0, -2.0, -0.04, 0.0, 0.0])   # a finger at tool +y was pressed
+    pulled = arm_hands(planner, default_cell, arm).pull((7, 1))
+    assert pulled.gave_up is GaveUp.APPROACH and pulled.drawn_m == 0.0
+    tries = pulled.touches
+    assert len(tries) == 3 and tries[0]["shift_mm"] == 0.0
+    # the second try goes toward the finger that touched, the third to the other side
+    plan = planner.pull(planner.arm.home, 7, 1, PUSH_THROUGH, tower_layers=19)
+    tool_y = planner.arm.fk(plan.step("approach").trajectory.end, "grasp").R[:, 1]
+    toward = np.sign(tool_y @ planner.tower.across(7))
+    shifts = [g["shift_mm"] for g in tries[1:]]
+    assert shifts == [toward * REGRASP_SHIFT * 1000, -toward * REGRASP_SHIFT * 1000]
+    assert ("gripper", 0.0) not in arm.calls                   # it never closed on anything
+    # every approach followed a fresh tare
+    approaches = [i for i, c in enumerate(arm.calls) if c == ("follow", True)][:3]
+    assert all(arm.calls[i - 1] == ("tare",) for i in approaches)
+
+
+def test_a_finger_that_meets_the_block_once_finds_it_beside_and_pulls(planner, default_cell):
+    trips = iter([True])
+    arm = RecordingArm(planner.arm.home,
+                       stop_when=lambda guard: guard[1] == GRASP_GUARD_N and next(trips, False))
+    pulled = arm_hands(planner, default_cell, arm).pull((7, 1))
+    assert pulled.came and len(pulled.touches) == 1
+    assert ("gripper", 0.0) in arm.calls
+
+
+KNOCK = [0.3, 0.4, 0.2, 0.5, 0.3, 0.4, 0.3, 0.2, 0.4, 2.6]     # a light drag and one knock
+DRAG = [1.6, 1.8, 1.7, 2.0, 1.9, 2.1, 2.2, 2.3, 2.4, 2.6]      # the tower coming along
+
+
+def test_a_knock_during_the_pull_does_not_let_the_block_go(planner, default_cell):
+    arm = RecordingArm(planner.arm.home, pull_traces=[KNOCK])
+    pulled = arm_hands(planner, default_cell, arm).pull((7, 1))
+    assert pulled.came and pulled.resumed == 1
+    # the knock, the rest of the pull (guarded, from where the guard stopped), then the pull_out
+    assert len(pulled.trace) == len(KNOCK) + 2 and len(arm.pull_labels) == 3
+
+
+def test_the_pull_holds_the_block_lightly_and_squeezes_it_once_out(planner, default_cell):
+    arm = RecordingArm(planner.arm.home)
+    pulled = arm_hands(planner, default_cell, arm).pull((7, 1))
+    assert pulled.came
+    assert arm.grip_forces_n == [PULL_GRIP_N, default_cell.tool.grip_force]
+    # the squeeze comes between the light pull and the rest of it
+    squeeze = arm.calls.index(("gripper", 0.0), arm.calls.index(("gripper", 0.0)) + 1)
+    assert arm.calls[squeeze - 1] == ("follow", True) and arm.calls[squeeze + 1] == ("follow", True)
+    assert arm.calls[-1] == ("follow", True)
+
+
+def test_a_block_that_slides_out_of_the_light_grip_is_let_go(planner, default_cell):
+    arm = RecordingArm(planner.arm.home)
+    arm.slip_on_pull = True
+    pulled = arm_hands(planner, default_cell, arm).pull((7, 1))
+    assert pulled.gave_up is GaveUp.SLIP
+
+
+def test_knock_after_knock_is_a_drag_after_all(planner, default_cell):
+    arm = RecordingArm(planner.arm.home, pull_traces=[KNOCK] * (PULL_RESUMES + 1))
+    pulled = arm_hands(planner, default_cell, arm).pull((7, 1))
+    assert pulled.gave_up is GaveUp.DRAG and pulled.resumed == PULL_RESUMES
+
+
+def test_fingers_that_close_on_air_open_and_feel_to_either_side(planner, default_cell):
+    arm = RecordingArm(planner.arm.home)
+    closes = iter([0.0, 0.025, 0.025])   # the first close meets nothing, the second a block
+    arm.gripper = lambda width_m, force_n=10.0: (arm.calls.append(("gripper", width_m)),
+                                                 next(closes) if width_m == 0.0 else width_m)[1]
+    pulled = arm_hands(planner, default_cell, arm).pull((7, 1))
+    assert pulled.came and [t.get("missed") for t in pulled.touches] == [True]
+    assert arm.calls.count(("gripper", 0.0)) == 3     # two grasps, then the squeeze once out
+    opened_again = arm.calls.index(("gripper", 0.0)) + 1
+    assert arm.calls[opened_again] == ("gripper", default_cell.tool.stroke)
+
+
+def test_a_probe_then_a_push_through_goes_on_from_where_the_probe_stopped(planner, default_cell):
+    arm = RecordingArm(planner.arm.home)
+    hands = arm_hands(planner, default_cell, arm)
+    felt = hands.probe((7, 1), 0.5)
+    assert not felt.outcome.guard_tripped and felt.outcome.travel_m > 0.0
+    before = len(arm.calls)
+    pushed = hands.push_through((7, 1), 3.0)
+    assert not pushed.jammed and pushed.moved_m > felt.outcome.travel_m
+    # on from the probe: the push-through itself (guarded), then back out of the hole; no new approach
+    assert arm.calls[before:] == [("follow", True), ("follow", False)]
+    # a block not probed just now is pushed from its back face first
+    arm.calls.clear()
+    hands.push_through((8, 1), 3.0)
+    assert arm.calls.count(("follow", True)) == 2 and ("tare",) in arm.calls

@@ -1,0 +1,189 @@
+"""The turn's one procedure against scripted hands: what it asks the hands to do for each outcome
+of their skills, what it reports, and what the player keeps from turn to turn."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from controller.solo import play_game
+from controller.turn.hands import GaveUp
+from controller.turn.procedure import Player
+from controller.turn.report import NoMoveError, Phase, TurnError
+from planning.motion.planner import PUSH_THROUGH
+from planning.policies import POLICIES, Policy
+from planning.rules import RuleOptions, legal_sources
+from planning.stability import BlockDims
+from planning.strategy import placement_slot
+from planning.tower import TowerState
+from tests.controller.scripted_hands import Script, ScriptedHands, look_at
+
+DIMS = BlockDims(0.075, 0.025, 0.015, 0.0135)
+LOOSE = (0.08, 0.004, False)           # slid 4 mm under the guard
+TIGHT = (0.9, 0.0002, True)            # held; the guard stopped the push
+
+
+def player(tower=None, script=None, options=RuleOptions(), policy="ours"):
+    hands = ScriptedHands(tower or TowerState.fresh(), script)
+    return Player(hands, DIMS, options, Policy(policy)), hands
+
+
+def kinds(steps):
+    return [s[0] for s in steps]
+
+
+def test_a_loose_block_is_probed_pushed_through_pulled_and_placed():
+    p, hands = player()
+    report = p.play(1)
+    assert kinds(hands.steps) == ["look", "probe", "push_through", "pull", "place", "clear",
+                                  "watch", "look"]
+    assert report.legal and not report.fell and report.error is None
+    assert report.source == hands.steps[1][1] and report.target == hands.steps[4][1]
+    assert report.stories == "18 1/3" and len(report.probes) == 1
+    assert set(report.phases_s) == set(Phase) and report.phase is Phase.SETTLE
+    assert hands.steps[6] == ("watch", RuleOptions().window_s)      # the rules' window, read
+
+
+def test_a_tight_block_is_backed_out_of_and_another_tried():
+    script = Script(feel=lambda source, guard: TIGHT if len(tried) < 2 else LOOSE)
+    tried = []
+    p, hands = player(script=script)
+    p.on_probe = lambda record: tried.append((record.layer, record.slot))
+    p.play(1)
+    assert kinds(hands.steps)[:5] == ["look", "probe", "withdraw", "probe", "withdraw"]
+    assert len(set(tried)) == len(tried) >= 3
+
+
+def test_a_pull_that_drags_is_put_back_ruled_out_and_the_tower_looked_at_again():
+    dragging = []
+
+    def first_drags(source):
+        dragging.append(source)
+        return GaveUp.DRAG if len(dragging) == 1 else None
+    p, hands = player(script=Script(pull=first_drags))
+    report = p.play(1)
+    first = dragging[0]
+    i = hands.steps.index(("pull", first))
+    assert hands.steps[i + 1] == ("restore", first, round(PUSH_THROUGH + 0.012, 6))
+    assert hands.steps[i + 2] == ("look",)                  # before anything else is touched
+    assert report.source != first and p.dragged == {first}
+    assert [(g["layer"], g["slot"], g["at"]) for g in report.let_go] == [(*first, "pull")]
+    # ruled out for the game: the next turn's belief holds it stuck
+    assert first in p.belief(look_at(TowerState.fresh())).stuck
+
+
+def test_fingers_that_cannot_get_around_a_block_put_it_back_but_do_not_rule_it_out_for_the_game():
+    refused = []
+    script = Script(pull=lambda source: (refused.append(source), GaveUp.APPROACH)[1]
+                    if not refused else None)
+    p, hands = player(script=script)
+    p.play(1)
+    assert ("restore", refused[0], round(PUSH_THROUGH, 6)) in hands.steps
+    assert p.dragged == set()
+
+
+def test_a_look_after_a_let_go_that_shows_other_slots_changed_ends_the_turn():
+    fresh = TowerState.fresh()
+    knocked = look_at(fresh)
+    knocked.occupancy[(17, 2)] = False
+    script = Script(pull=lambda source: GaveUp.DRAG, looks=[look_at(fresh), knocked])
+    p, _ = player(script=script)
+    with pytest.raises(TurnError, match="changed while a block was put back: slots layer 17 slot 2") as err:
+        p.play(1)
+    assert err.value.report.phase is Phase.PERCEIVE
+
+
+def test_under_no_testing_a_block_the_probe_moved_must_be_the_one_taken():
+    no_testing = RuleOptions(no_testing=True)
+    moved = Script(feel=lambda source, guard: (0.55, 0.002, True), jams=lambda source: True)
+    p, hands = player(script=moved, options=no_testing)
+    with pytest.raises(TurnError, match=r"no testing: the block in layer \d+ slot \d moved and would not come out"):
+        p.play(1)
+    assert kinds(hands.steps) == ["look", "probe", "push_through", "restore"]
+    # a tight block the probe did not move may be left for another
+    unmoved = Script(feel=lambda source, guard: TIGHT if len(hands.steps) < 6 else LOOSE)
+    p, hands = player(script=unmoved, options=no_testing)
+    assert p.play(1).legal
+    assert kinds(hands.steps)[:3] == ["look", "probe", "withdraw"]
+
+
+def test_no_block_that_would_come_out_is_a_no_move_error():
+    p, hands = player(script=Script(feel=lambda source, guard: TIGHT, jams=lambda source: True))
+    with pytest.raises(NoMoveError):
+        p.play(1)
+
+
+def test_a_fall_in_the_window_is_reported_and_ends_the_game():
+    p, hands = player(script=Script(falls_in_window=True))
+    result = play_game(p, 5)
+    assert result.turns[0].fell and result.fell and len(result.turns) == 1
+
+
+def test_a_match_turn_ends_when_the_hands_are_clear_and_leaves_the_window_to_the_match():
+    p, hands = player()
+    report = p.play(1, watch_window=False)
+    assert kinds(hands.steps)[-2:] == ["place", "clear"] and report.legal
+
+
+def test_a_tower_that_shows_something_else_after_the_window_makes_the_turn_illegal():
+    p, hands = player()
+    first = p.play(1)
+    hands.script.out_of_place_after_window = (7,)
+    second = p.play(2, blocks_moved=1)
+    assert first.legal and not second.legal and "out of place" in second.error
+
+
+@st.composite
+def towers(draw):
+    """A tower some legal moves from fresh."""
+    tower = TowerState.fresh()
+    for _ in range(draw(st.integers(0, 8))):
+        sources = [s for s in legal_sources(tower, RuleOptions()) if sum(tower.layers[s[0] - 1]) > 1]
+        source = draw(st.sampled_from(sources))
+        tower = tower.moved(source, placement_slot(tower.without(*source), DIMS))
+    return tower
+
+
+@pytest.mark.slow          # the robot's own policy ranks candidates for seconds a turn
+@settings(max_examples=12, deadline=None)
+@given(tower=towers(), policy=st.sampled_from(POLICIES), seed=st.integers(0, 10_000),
+       loose_every=st.integers(1, 4), jam_every=st.integers(2, 5), drag_every=st.integers(2, 5))
+def test_the_steps_depend_on_the_outcomes_only(tower, policy, seed, loose_every, jam_every,
+                                               drag_every):
+    """Two players with scripted hands giving the same outcomes take the same steps, and the
+    steps obey the procedure's grammar: a probe is followed by a push-through or a withdraw; a
+    pull given up by a restore; a place by clear, then the window."""
+    def script():
+        count = {"feel": 0, "jam": 0, "pull": 0}
+
+        def feel(source, guard):
+            count["feel"] += 1
+            return LOOSE if count["feel"] % loose_every == 0 else TIGHT
+
+        def jams(source):
+            count["jam"] += 1
+            return count["jam"] % jam_every == 0
+
+        def pull(source):
+            count["pull"] += 1
+            return GaveUp.DRAG if count["pull"] % drag_every == 0 else None
+        return Script(feel, jams, pull)
+
+    runs = []
+    for _ in range(2):
+        hands = ScriptedHands(tower, script())
+        p = Player(hands, DIMS, RuleOptions(), Policy(policy, np.random.default_rng(seed)))
+        try:
+            p.play(1, blocks_moved=0)
+        except (NoMoveError, TurnError):
+            pass
+        runs.append(hands.steps)
+    assert runs[0] == runs[1]
+    steps = runs[0]
+    for here, after in zip(steps, steps[1:]):
+        if here[0] == "probe":
+            assert after[0] in ("push_through", "withdraw")
+        if here[0] == "place":
+            assert after[0] == "clear"
+        if here[0] == "clear":
+            assert after[0] == "watch"
