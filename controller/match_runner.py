@@ -22,8 +22,9 @@ from controller.match_progress import MatchProgress
 from controller.match_turns import SAME_MOVE
 from controller.referee import calls_of_one_move, judge_seen_move
 from controller.retract import retract
-from controller.safety import CLEAR_S, SafetyEvent, SafetyMonitor
+from controller.safety import CLEAR_S, Level, SafetyEvent, SafetyMonitor
 from controller.turn.arm_hands import arm_player
+from controller.turn.settling import WindowEnd, watch_settling
 from controller.turn.report import NoMoveError, ProbeRecord, TurnError
 from controller.wording import plural, slot_name, turn_phase
 from perception.observation import PerceptionError, TowerObservation
@@ -217,7 +218,7 @@ class MatchRunner:
         self._told = False
         self.say(f"{self.person.name}'s turn: the robot waits and watches")
         waited = said = 0.0
-        while not (self.person.done() and self.monitor.level == "clear"):
+        while not (self.person.done() and self.monitor.level is Level.CLEAR):
             self._wait_world(LOOK_EVERY_S)
             waited += LOOK_EVERY_S
             said += LOOK_EVERY_S
@@ -281,26 +282,25 @@ class MatchRunner:
     # --- the settling window -----------------------------------------------------------------------
 
     def _window(self, placer: str, released_t: float, person_may_touch: bool) -> None:
-        """Watch the window after `placer` let go: a fall ends the round; the next player's first
-        touch (the person's, seen by the monitor) ends the window early; else it runs out."""
-        deadline = released_t + self.options.window_s
+        """Watch the window after `placer` let go (match time): a fall ends the round; the next
+        player's first touch (the person's, seen by the monitor) ends the window early; else it
+        runs out."""
         self.say(f"  the settling window after {placer}'s block ({self.options.window_s:g} s)")
-        while True:
-            seen = self._look()
-            now = self._now()
-            if seen.fell:
-                self._fell(f"the tower fell in the settling window after {placer}'s block", now)
-                return
-            touched = self._first_entry(released_t) if person_may_touch else None
-            if touched is not None and touched < deadline:
-                self._emit("touch", player=self.person.name, t=max(touched, released_t))
-                self._end_turn(placer, seen, keep_seen=True)
-                return
-            if now >= deadline:
-                self._emit("advance", t=deadline)
-                self._end_turn(placer, seen, keep_seen=person_may_touch)
-                return
-            self._wait_world(min(LOOK_EVERY_S, deadline - now))
+        offset = self._match_t(0.0)
+
+        def touched() -> float | None:
+            first = self._first_entry(released_t) if person_may_touch else None
+            return None if first is None else first - offset
+        settled = watch_settling(self.link, released_t - offset, self.options.window_s, touched)
+        at = self._match_t(settled.at)
+        if settled.end is WindowEnd.FELL:
+            self._fell(f"the tower fell in the settling window after {placer}'s block", at)
+        elif settled.end is WindowEnd.TOUCHED:
+            self._emit("touch", player=self.person.name, t=at)
+            self._end_turn(placer, settled.seen, keep_seen=True)
+        else:
+            self._emit("advance", t=at)
+            self._end_turn(placer, settled.seen, keep_seen=person_may_touch)
 
     def _end_turn(self, player: str, seen: TowerObservation, keep_seen: bool) -> None:
         """`keep_seen`: the person may already be at work; the tower they start from was seen

@@ -22,6 +22,7 @@ import bisect
 import threading
 from collections import deque
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Callable
 
 import numpy as np
@@ -41,10 +42,20 @@ CLEAR_S = 0.5             # world time both zones stay clear before the arm goes
 ARM_GROW = 0.04           # m added to each link's radius: calibration, rendering, telemetry spacing
 TOOL_GROW = 0.09          # the tool may carry a block sticking 60 mm out of its fingers
 POLL_S = 0.004
+
+
+class Level(StrEnum):
+    CLEAR = "clear"          # nothing in the workspace
+    NEAR = "near"            # something close: the arm slows
+    INSIDE = "inside"        # something inside: the arm pauses
+    FALLEN = "fallen"        # the tower fell: the watch is over
+
+
 # Per level: the arm's pace, the event that reports the change, the status that shows it taken.
 # After a fall the arm only retracts, and slowly: blocks may still be falling.
-LEVELS = {"clear": (1.0, "resume", Status(0)), "near": (SLOW_RATE, "slow", Status.SLOWED),
-          "inside": (0.0, "pause", Status.PAUSED), "fallen": (SLOW_RATE, "fall", Status.SLOWED)}
+LEVELS = {Level.CLEAR: (1.0, "resume", Status(0)), Level.NEAR: (SLOW_RATE, "slow", Status.SLOWED),
+          Level.INSIDE: (0.0, "pause", Status.PAUSED),
+          Level.FALLEN: (SLOW_RATE, "fall", Status.SLOWED)}
 LOOK_AFTER_S = 2.0        # world time something has stayed in the workspace before a look
 JOINT_HISTORY = 1000      # telemetry readings kept (4 s at 250 Hz) to find the arm at a frame's time
 DROPPED_RADIUS = 0.07     # m around a marker seen on the table: the block that carries it
@@ -75,7 +86,7 @@ class SafetyMonitor:
         self.inside = WorkspaceWatch(model, cameras, WORKSPACE_MARGIN)
         self.near = WorkspaceWatch(model, cameras, NEAR_MARGIN)
         self.events: list[SafetyEvent] = []
-        self.level = "clear"                   # clear, near, inside, fallen
+        self.level = Level.CLEAR
         self.fell_t: float | None = None       # world time of the frame that showed a fall
         self.arm_at_work = False               # the robot's turn is on: look at what stays
         self._looker = Perception(link.cell, link.perception.cameras, link.perception.pose)
@@ -104,8 +115,8 @@ class SafetyMonitor:
             self.near.set_clear(images, pose, layers)
             self._reference_arm = {name: self._arm_mask(name, image.shape) for name, image in images.items()}
             self._dropped = []
-            if self.level == "fallen":         # a new round, a tower standing again
-                self.level, self.fell_t = "clear", None
+            if self.level is Level.FALLEN:         # a new round, a tower standing again
+                self.level, self.fell_t = Level.CLEAR, None
         if self._thread is None:
             self._stop.clear()
             self._thread = threading.Thread(target=self._run, name="safety-monitor", daemon=True)
@@ -117,7 +128,7 @@ class SafetyMonitor:
         if self._thread is not None:
             self._thread.join(timeout=2.0)
             self._thread = None
-        self._set_level("clear", None, None, 0.0)
+        self._set_level(Level.CLEAR, None, None, 0.0)
 
     def __enter__(self) -> SafetyMonitor:
         return self
@@ -141,7 +152,7 @@ class SafetyMonitor:
             self.error = exc      # the turn's own calls will meet the same fault and stop
 
     def _check(self, name: str, frame) -> None:
-        if self.level == "fallen":
+        if self.level is Level.FALLEN:
             return
         with self._lock:
             exclude = self._arm_mask(name, frame.image.shape, frame.time) \
@@ -153,8 +164,8 @@ class SafetyMonitor:
             inside = self.inside.update(name, frame.image, frame.time, exclude)
             near = None if inside else self.near.update(name, frame.image, frame.time, exclude)
         if inside is not None:
-            self._last_seen["inside"] = frame.time
-            self._set_level("inside", frame.time, name, inside.fraction)
+            self._last_seen[Level.INSIDE] = frame.time
+            self._set_level(Level.INSIDE, frame.time, name, inside.fraction)
             if self._inside_since is None:
                 self._inside_since = frame.time
             if self.arm_at_work and frame.time - self._inside_since >= LOOK_AFTER_S \
@@ -164,13 +175,13 @@ class SafetyMonitor:
             return
         self._inside_since = None
         if near is not None:
-            self._last_seen["near"] = frame.time
-            if self.level != "inside" or frame.time - self._last_seen.get("inside", -1e9) >= CLEAR_S:
-                self._set_level("near", frame.time, name, near.fraction)
+            self._last_seen[Level.NEAR] = frame.time
+            if self.level is not Level.INSIDE or frame.time - self._last_seen.get(Level.INSIDE, -1e9) >= CLEAR_S:
+                self._set_level(Level.NEAR, frame.time, name, near.fraction)
         else:
             latest = max(self._last_seen.values(), default=-1e9)
-            if self.level != "clear" and frame.time - latest >= CLEAR_S:
-                self._set_level("clear", frame.time, name, 0.0)
+            if self.level is not Level.CLEAR and frame.time - latest >= CLEAR_S:
+                self._set_level(Level.CLEAR, frame.time, name, 0.0)
 
     def _look_at_what_stays(self, frame_t: float) -> None:
         """Something has stayed in the workspace: a fallen tower ends the watch and stops the
@@ -182,7 +193,7 @@ class SafetyMonitor:
         if seen.fell:
             self.fell_t = frame_t
             self.link.arm.stop()
-            self._set_level("fallen", frame_t, None, 1.0)
+            self._set_level(Level.FALLEN, frame_t, None, 1.0)
             return
         new = [p for b, p in seen.table_points.items()
                if all(np.linalg.norm(np.subtract(p, q)) > DROPPED_RADIUS for q in self._dropped)]
@@ -191,7 +202,7 @@ class SafetyMonitor:
                 self._dropped += [np.array(p) for p in new]
             self._report("dropped", frame_t, self.link.arm.device_time(), None, 0.0)
 
-    def _set_level(self, level: str, frame_t: float | None, camera: str | None,
+    def _set_level(self, level: Level, frame_t: float | None, camera: str | None,
                    fraction: float) -> None:
         if level == self.level:
             return
@@ -211,7 +222,7 @@ class SafetyMonitor:
         if self.on_event is not None:
             self.on_event(event)
 
-    def _paced_at(self, level: str) -> float:
+    def _paced_at(self, level: Level) -> float:
         """Device time of the first reading at the new pace."""
         wanted = LEVELS[level][2]
         paced = Status.PAUSED | Status.SLOWED

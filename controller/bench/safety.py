@@ -24,7 +24,7 @@ import numpy as np
 
 from controller.turn.arm_moves import ArmMoves
 from controller.cell_link import CellLink
-from controller.safety import SafetyMonitor
+from controller.safety import Level, SafetyMonitor
 from firmware_bridge.messages import Status
 from hardware.sim.server import SimServer
 from planning.cell.model import Cell
@@ -95,7 +95,7 @@ def measure(cell: Cell, runs: int = 10, seed: int = 1, stall_s: float = 0.5,
                 server.locked(lambda world, engine: server.person.start_reach(point, HOLD_S))
                 paused = _wait(lambda: any(e.kind == "pause" for e in monitor.events[before:]), 15.0)
                 _wait(lambda: server.person.state != "playing", 30.0)
-                figures.resumed += _wait(lambda: monitor.level == "clear", 15.0)
+                figures.resumed += _wait(lambda: monitor.level is Level.CLEAR, 15.0)
                 entered = server.person.entered_t
                 pause = next((e for e in monitor.events[before:] if e.kind == "pause"), None)
                 first_held = held.first(Status.PRESENCE | Status.PAUSED)

@@ -18,7 +18,7 @@ from controller.turn.checks import (drag_was_a_spike, end_protrusion, placement_
 from controller.turn.procedure import Player
 from controller.turn.hands import Felt, GaveUp, Look, PlaceOrder, Pulled, Pushed, Slot, Trace
 from controller.turn.report import TowerFellError, TurnError
-from controller.turn.settling import watch_settling
+from controller.turn.settling import WindowEnd, watch_settling
 from firmware_bridge.client import MotionOutcome, MotionResult
 from perception.observation import PerceptionError, TowerObservation
 from planning.looseness import ProbeOutcome
@@ -93,11 +93,11 @@ class ArmHands:
         return seen
 
     def watch(self, released_at: float, window_s: float, blocks_moved: int) -> Look | None:
-        final = watch_settling(self.link, released_at, window_s)
-        if final is None or final.fell:
+        settled = watch_settling(self.link, released_at, window_s)
+        if settled.end is WindowEnd.FELL:
             return None
         try:
-            return look_from(final, blocks_moved)
+            return look_from(settled.seen, blocks_moved)
         except PerceptionError as exc:
             raise TurnError(str(exc)) from exc
 

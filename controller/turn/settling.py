@@ -1,23 +1,48 @@
-"""Watching a settling window: the tower looked at until the window after a release closes."""
+"""Watching a settling window: the tower looked at until the window after a release closes, the
+tower falls, or (in a match) the next player's first touch ends it early. The one watch of the
+window, for the robot's solo turns and for both players' turns in a match. Times are device
+(world) times."""
 
 from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Callable
 
 from controller.cell_link import CellLink
 from perception.observation import TowerObservation
 
-WATCH_EVERY_S = 1.0          # world time between looks
+WATCH_EVERY_S = 0.5          # world time between looks
 
 
-def watch_settling(link: CellLink, released_at: float, window_s: float) -> TowerObservation | None:
-    """Observe until the settling window after the release closes (device time); the last
-    observation, or None if the tower fell."""
+class WindowEnd(StrEnum):
+    CLOSED = "closed"        # it ran out with the tower standing
+    FELL = "fell"            # the tower was seen down
+    TOUCHED = "touched"      # the next player touched the tower first
+
+
+@dataclass(frozen=True)
+class Settled:
+    end: WindowEnd
+    seen: TowerObservation   # the last look
+    at: float                # when it ended (device time): the look, or the touch
+
+
+def watch_settling(link: CellLink, released_at: float, window_s: float,
+                   touched: Callable[[], float | None] | None = None) -> Settled:
+    """Look at the tower every WATCH_EVERY_S until the window after `released_at` closes. A fall
+    ends the watch; so does a touch before the window closes (`touched()`: the device time of
+    the next player's first touch since the release, if any)."""
     deadline = released_at + window_s
     while True:
         now = link.arm.device_time()
-        last = link.observe(after=now).observation
-        if last.fell:
-            return None
+        seen = link.observe(after=now).observation
+        if seen.fell:
+            return Settled(WindowEnd.FELL, seen, now)
+        touch = touched() if touched is not None else None
+        if touch is not None and touch < deadline:
+            return Settled(WindowEnd.TOUCHED, seen, max(touch, released_at))
         if now >= deadline:
-            return last
+            return Settled(WindowEnd.CLOSED, seen, deadline)
         wait = min(WATCH_EVERY_S, deadline - now)
-        link.arm.wait_for(lambda t, until=now + wait: t.device_time >= until, timeout_s=wait + 5)
+        link.arm.wait_for(lambda t, until=now + wait: t.device_time >= until, timeout_s=wait + 10)

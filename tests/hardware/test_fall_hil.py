@@ -12,7 +12,7 @@ import pytest
 from controller.cell_link import CellLink
 from controller.commands.play_cmd import SIM_STALL_S
 from controller.retract import retract
-from controller.safety import SafetyMonitor
+from controller.safety import Level, SafetyMonitor
 from firmware_bridge.client import MotionOutcome
 from hardware.sim.ground_truth import GroundTruth
 from hardware.sim.server import SimServer
@@ -67,7 +67,7 @@ def test_a_fall_stops_the_arm_and_it_retracts_home_without_reaching_in(default_c
             result = arm.wait_motion(handle, timeout_s=60.0)
             assert monitor.fell_t is not None and result.outcome is MotionOutcome.STOPPED
             _wait(lambda: monitor.events and monitor.events[-1].kind == "fall", 5.0)
-            assert monitor.level == "fallen"
+            assert monitor.level is Level.FALLEN
             assert server.truth.tower_fell()
 
             path = []

@@ -9,7 +9,7 @@ import pytest
 
 from controller.cell_link import CellLink
 from controller.commands.play_cmd import SIM_STALL_S
-from controller.safety import SafetyMonitor
+from controller.safety import Level, SafetyMonitor
 from firmware_bridge.client import MotionOutcome
 from firmware_bridge.messages import Status
 from hardware.sim.server import SimServer
@@ -40,7 +40,7 @@ def test_a_hand_in_the_workspace_pauses_the_arm_until_it_has_gone(cell, default_
         monitor.watch(seen.pose, seen.top_layer)
         _wait(lambda: monitor._thread is not None, 5.0)
         time.sleep(1.0)
-        assert monitor.level == "clear" and monitor.events == []   # its own arm is not a hand
+        assert monitor.level is Level.CLEAR and monitor.events == []   # its own arm is not a hand
         # a slow turn of the wrist: the arm stays where it is, the joint moves for 8 s
         q0 = np.array(link.arm.telemetry().q_set)
         times = np.linspace(0.0, 8.0, 50)
@@ -49,7 +49,7 @@ def test_a_hand_in_the_workspace_pauses_the_arm_until_it_has_gone(cell, default_
         x, y = default_cell.tower.position
         point = np.array([x, y - 0.10, 0.15])            # 5 cm off the tower's corner
         server.locked(lambda world, engine: server.person.start_reach(point, hold_s=2.0))
-        _wait(lambda: monitor.level == "inside", 20.0)
+        _wait(lambda: monitor.level is Level.INSIDE, 20.0)
         paused = link.arm.wait_for(lambda t: Status.PAUSED in Status(t.status), 1.0)
         later = link.arm.wait_for(lambda t: t.device_time > paused.device_time + 1.0, 5.0)
         if server.person.state == "playing" and Status.PAUSED in Status(later.status):

@@ -1,0 +1,43 @@
+"""The one watch of a settling window, against a fake link: it runs out, a fall ends it, and a
+touch before it closes ends it early (one after it closes does not)."""
+
+from types import SimpleNamespace
+
+from controller.turn.settling import WATCH_EVERY_S, WindowEnd, watch_settling
+
+
+class FakeLink:
+    def __init__(self, fall_at=None):
+        self.time, self.fall_at, self.looks = 100.0, fall_at, []
+        self.arm = SimpleNamespace(device_time=lambda: self.time, wait_for=self._wait_for)
+
+    def _wait_for(self, predicate, timeout_s):
+        self.time += WATCH_EVERY_S
+        assert predicate(SimpleNamespace(device_time=self.time))
+
+    def observe(self, after=None):
+        self.looks.append(self.time)
+        fell = self.fall_at is not None and self.time >= self.fall_at
+        return SimpleNamespace(observation=SimpleNamespace(fell=fell))
+
+
+def test_the_window_runs_out_with_the_tower_standing():
+    link = FakeLink()
+    settled = watch_settling(link, 99.0, 10.0)
+    assert settled.end is WindowEnd.CLOSED and settled.at == 109.0
+    assert link.looks[-1] >= 109.0 and len(link.looks) == 19
+
+
+def test_a_fall_ends_the_watch_when_seen():
+    settled = watch_settling(FakeLink(fall_at=103.2), 99.0, 10.0)
+    assert settled.end is WindowEnd.FELL and settled.at == 103.5
+
+
+def test_a_touch_before_the_window_closes_ends_it_then():
+    link = FakeLink()
+    settled = watch_settling(link, 99.0, 10.0, touched=lambda: 104.0 if link.time >= 104.5 else None)
+    assert settled.end is WindowEnd.TOUCHED and settled.at == 104.0
+    # a touch that came only after the window closed does not
+    link = FakeLink()
+    settled = watch_settling(link, 99.0, 10.0, touched=lambda: 109.5 if link.time >= 109.0 else None)
+    assert settled.end is WindowEnd.CLOSED
