@@ -15,7 +15,7 @@ from spatialmath import SE3
 
 from hardware.sim.mjcf import HAND_BOARD_POS, HAND_BOARD_QUAT
 from hardware.sim.world import SimWorld
-from planning.cell.model import Cell
+from planning.game.cell.model import Cell
 from planning.kinematics import ArmModel, IKError
 
 

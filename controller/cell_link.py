@@ -14,7 +14,7 @@ import numpy as np
 from firmware_bridge.client import ArmClient
 from perception.pipeline import Perception, PerceptionResult
 from perception.sources import CameraError, CameraSource, Frame, open_source
-from planning.cell.model import Cell
+from planning.game.cell.model import Cell
 
 
 class CellLinkError(RuntimeError):

@@ -11,7 +11,7 @@ import os
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from planning.tower import parse_stories
+from planning.game.tower import parse_stories
 
 
 class RecordError(RuntimeError):

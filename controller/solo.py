@@ -14,7 +14,7 @@ from firmware_bridge.errors import ArmError, LinkStalledError, PortClosedError
 from perception.observation import PerceptionError
 from planning.motion.plans import PlanError
 from planning.policies import Policy
-from planning.rules import RuleOptions
+from planning.game.rules import RuleOptions
 
 
 @dataclass

@@ -8,7 +8,7 @@ IEEE-754 f32 in SI units (m, rad, s, N, N m); device time is u64 microseconds si
 from __future__ import annotations
 
 import struct
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from enum import IntEnum, IntFlag
 
 PROTOCOL_VERSION = 3

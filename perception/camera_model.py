@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 import cv2
 import numpy as np
 
-from planning.cell.model import Camera
+from planning.game.cell.model import Camera
 
 
 @dataclass(frozen=True)

@@ -16,9 +16,10 @@ import numpy as np
 
 from perception.camera_model import CameraModel
 from perception.observation import TowerObservation
-from perception.tower_model import TowerModel, TowerPose
+from perception.tower_model import TowerModel
+from planning.game.geometry import TowerPose
 
-SETTLE_MM = 0.2
+SETTLE_M = 0.0002
 SETTLE_S = 1.0
 WORKSPACE_MARGIN = 0.12         # m around the tower's footprint and above its top
 CHANGE_LEVEL = 40               # grey levels: a pixel that changed this much changed
@@ -47,14 +48,14 @@ class WorkspaceEntered:
 
 
 class SettleWatch:
-    """Settled when, over the last SETTLE_S of world time, no block moved more than SETTLE_MM."""
+    """Settled when, over the last SETTLE_S of world time, no block moved more than SETTLE_M."""
 
-    def __init__(self, tolerance_mm: float = SETTLE_MM, window_s: float = SETTLE_S):
-        self.tolerance_mm, self.window_s = tolerance_mm, window_s
+    def __init__(self, tolerance_m: float = SETTLE_M, window_s: float = SETTLE_S):
+        self.tolerance_m, self.window_s = tolerance_m, window_s
         self._history: deque[tuple[float, dict[int, np.ndarray]]] = deque()
 
     def update(self, obs: TowerObservation) -> TowerSettled | None:
-        positions = {b.block: np.array(b.position_mm) for b in obs.blocks}
+        positions = {b.block: np.array(b.position) for b in obs.blocks}
         self._history.append((obs.time, positions))
         # Keep the newest sample that is at least a window old, and everything after it.
         while len(self._history) >= 2 and obs.time - self._history[1][0] >= self.window_s:
@@ -64,7 +65,7 @@ class SettleWatch:
             return None
         for _, later in self._history:
             for block, p in later.items():
-                if block in first and np.linalg.norm(p - first[block]) > self.tolerance_mm:
+                if block in first and np.linalg.norm(p - first[block]) > self.tolerance_m:
                     return None
         return TowerSettled(obs.time)
 
@@ -75,22 +76,22 @@ class SettleWatch:
 class FallWatch:
     """Reports the first observation that says the tower fell, with the blocks that moved."""
 
-    def __init__(self, moved_mm: float = 20.0):
-        self.moved_mm = moved_mm
+    def __init__(self, moved_m: float = 0.02):
+        self.moved_m = moved_m
         self._standing: dict[int, np.ndarray] = {}
         self.fallen = False
 
     def update(self, obs: TowerObservation) -> TowerFell | None:
         if not obs.fell:
-            self._standing = {b.block: np.array(b.position_mm) for b in obs.blocks}
+            self._standing = {b.block: np.array(b.position) for b in obs.blocks}
             self.fallen = False
             return None
         if self.fallen:
             return None
         self.fallen = True
-        now = {b.block: np.array(b.position_mm) for b in obs.blocks}
+        now = {b.block: np.array(b.position) for b in obs.blocks}
         moved = sorted(b for b, p in self._standing.items()
-                       if b not in now or np.linalg.norm(now[b] - p) > self.moved_mm)
+                       if b not in now or np.linalg.norm(now[b] - p) > self.moved_m)
         return TowerFell(obs.time, moved)
 
 

@@ -1,5 +1,5 @@
 """Finding the blocks' markers in an image (OpenCV 5 ArUco API) and where their corners are on a
-block. The labelling scheme itself is `planning/block_markers.py`."""
+block. The labelling scheme itself is `planning/game/markers.py`."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 import cv2
 import numpy as np
 
-from planning.block_markers import DICTIONARY_NAME, block_of_marker
+from planning.game.markers import DICTIONARY_NAME, block_of_marker
 
 
 @dataclass(frozen=True)

@@ -11,8 +11,9 @@ import numpy as np
 
 from perception.camera_model import CameraModel
 from perception.tower_estimator import BlockObservation, TowerEstimator, TowerFit
-from perception.tower_model import TowerModel, TowerPose
-from planning.tower import SLOTS, TowerError, TowerState
+from perception.tower_model import TowerModel
+from planning.game.geometry import TowerPose
+from planning.game.tower import SLOTS, TowerError, TowerState
 
 # An end face with a marker on it is black and white: the sticker's quiet zone and white cells,
 # the marker's black border (over half its square). A hole shows wood and shadow; a light grey
@@ -58,8 +59,9 @@ class TowerObservation:
     def top_layer(self) -> int:
         return max((layer for (layer, _), full in self.occupancy.items() if full), default=0)
 
-    def protrusions_mm(self) -> dict[tuple[int, int], float]:
-        return {(b.layer, b.slot): b.protrusion_mm for b in self.blocks}
+    def protrusions(self) -> dict[tuple[int, int], float]:
+        """How far each seen block sticks out along its layer (m)."""
+        return {(b.layer, b.slot): b.protrusion for b in self.blocks}
 
     def block_at(self, layer: int, slot: int) -> BlockObservation | None:
         for b in self.blocks:

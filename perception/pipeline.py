@@ -15,8 +15,9 @@ from perception.markers import MarkerDetector, MarkerSighting
 from perception.observation import TowerObservation, TowerObserver
 from perception.sources import Frame
 from perception.tower_estimator import TowerEstimator
-from perception.tower_model import TowerModel, TowerPose
-from planning.cell.model import Cell
+from perception.tower_model import TowerModel
+from planning.game.geometry import TowerPose
+from planning.game.cell.model import Cell
 
 ROI_MARGIN_PX = 25
 # A turn takes one block out of the tower: this many slots emptied since the last standing

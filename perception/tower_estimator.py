@@ -20,7 +20,8 @@ import numpy as np
 
 from perception.camera_model import CameraModel
 from perception.markers import MarkerSighting
-from perception.tower_model import SlotFace, TowerModel, TowerPose
+from perception.tower_model import SlotFace, TowerModel
+from planning.game.geometry import TowerPose
 
 ASSIGN_GATE_PX = 9.0       # a sighting this near a slot's track is that slot's, nearest first
 WIDE_GATE_PX = 20.0        # then leftovers this near a leftover slot's track
@@ -46,9 +47,9 @@ class BlockObservation:
     layer: int
     slot: int
     end: int                    # the end whose marker was read
-    position_mm: tuple[float, float, float]   # centre in the tower frame
+    position: tuple[float, float, float]   # centre in the tower frame (m)
     yaw_deg: float              # turn about z away from the layer's axis
-    protrusion_mm: float        # centre along the layer's axis (+x for odd layers, +y for even)
+    protrusion: float           # centre along the layer's axis (m; +x for odd layers, +y for even)
     cameras: tuple[str, ...]
 
 
@@ -107,7 +108,7 @@ class TowerEstimator:
                 signed = np.arctan2(normal[0] * n[1] - normal[1] * n[0], normal[:2] @ n[:2])
                 yaw = float(np.degrees(signed))
             out.append(BlockObservation(m.marker // 2, face.layer, face.slot, face.end,
-                                        tuple(float(v) * 1000 for v in centre), yaw, along * 1000,
+                                        tuple(float(v) for v in centre), yaw, along,
                                         m.cameras))
         return out
 
@@ -193,13 +194,14 @@ class TowerEstimator:
     def _face_at(self, centre: np.ndarray, pose: TowerPose, top: int) -> SlotFace | None:
         """The slot face whose marker sits at `centre` (world), if any is near enough."""
         local = pose.to_tower(centre[None, :])[0]
-        layer = int(round((local[2] - self.model.height / 2) / pose.pitch)) + 1
+        geometry = self.model.geometry
+        layer = geometry.layer_at(local[2], pose.pitch)
         if not 1 <= layer <= top:
             return None
         axis, across = self.model.axis(layer), self.model.across(layer)
         along = float(local @ axis)
         end = 1 if along > 0 else -1
-        slot = int(round(float(local @ across) / self.model.slot_pitch)) + 1
+        slot = geometry.slot_at(local, layer)
         if slot not in (0, 1, 2):
             return None
         face = self.model.face(layer, slot, end, pose.pitch)

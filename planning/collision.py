@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from planning.kinematics import ArmModel, HeldBlock
-from planning.workspace import TowerGeometry
+from planning.game.geometry import TowerGeometry
 
 # The base link stands on the table; every other part must stay above it by this much. The thin
 # parts that work at layer 1 (fingertip rod, fingers, a held block) get a smaller margin.

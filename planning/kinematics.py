@@ -10,7 +10,7 @@ import numpy as np
 import roboticstoolbox as rtb
 from spatialmath import SE3
 
-from planning.cell.model import Capsule, Cell
+from planning.game.cell.model import Cell
 
 TOOL_FRAMES = ("flange", "grasp", "sensor", "fingertip0", "fingertip1")
 

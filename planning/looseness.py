@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from planning.tower import SLOTS, TowerState
+from planning.game.tower import SLOTS, TowerState
 
 # Priors by how many blocks the layer holds (measured on simulated sets: 43-45% of the blocks of
 # full layers are loose).

@@ -30,11 +30,11 @@ from enum import StrEnum
 import numpy as np
 
 from planning.looseness import LoosenessBelief, ProbeOutcome, probe_threshold_n
-from planning.rules import RuleOptions, legal_sources
+from planning.game.rules import RuleOptions, legal_sources
 from planning.stability import BlockDims
 from planning.strategy import (LOWEST_LAYER, RESTORE_M, Action, Decision, after_probe, best_probed,
                                next_probe, rank)
-from planning.tower import TowerState
+from planning.game.tower import TowerState
 
 # A block that needs more than this to push through is jammed (the arm's push-through guard).
 JAM_N = 3.0

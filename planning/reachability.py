@@ -12,11 +12,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-from planning.cell.model import Cell
+from planning.game.cell.model import Cell
 from planning.kinematics import HeldBlock
 from planning.motion.planner import PUSH_THROUGH, MotionPlanner
 from planning.motion.plans import PlanError
-from planning.tower import SLOTS
+from planning.game.tower import SLOTS
 from planning.workers import Workers
 
 

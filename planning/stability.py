@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from planning.tower import TowerState, layer_axis
+from planning.game.tower import TowerState, layer_axis
 
 
 @dataclass(frozen=True)

@@ -31,10 +31,10 @@ from enum import StrEnum
 import numpy as np
 
 from planning.looseness import LoosenessBelief, ProbeOutcome
-from planning.rules import RuleOptions, legal_sources, placement_target
+from planning.game.rules import RuleOptions, legal_sources, placement_target
 from planning.stability import (BlockDims, analyse, best_slot, press_limit_n, push_limit_n,
                                 removal_margin)
-from planning.tower import TowerState
+from planning.game.tower import TowerState
 
 MIN_MARGIN_MM = 3.0
 # Pushes stay within this share of the force that would tip the tower over an interface below the

@@ -11,7 +11,7 @@ os.environ.setdefault("MUJOCO_GL", "egl")
 @pytest.fixture(scope="session")
 def default_cell():
     from hardware.cells import DEFAULT_CELL
-    from planning.cell import load_cell
+    from planning.game.cell import load_cell
     return load_cell(DEFAULT_CELL)
 
 

@@ -9,14 +9,14 @@ For benchmarks only: it reads ground truth, which the product never may.
 from __future__ import annotations
 
 from controller.turn.arm_hands import PROBE_DEPTH, PULL_GUARD_N
-from controller.turn.checks import DRAG_N
+from controller.turn.checks import DRAG_N, DRAG_WINDOW_S
 from controller.turn.hands import Felt, GaveUp, Look, PlaceOrder, Pulled, Pushed, Slot
 from controller.turn.report import TowerFellError, TurnError
 from hardware.sim.bench_hands import PROBE_SPEED, PUSH_SPEED, BenchHands
 from hardware.sim.world import SimWorld
 from planning.looseness import ProbeOutcome
 from planning.motion.planner import PUSH_THROUGH
-from planning.tower import SLOTS, TowerError
+from planning.game.tower import SLOTS, TowerError
 
 # A drawn block is held this long before it is placed, as the arm takes it up and over: a tower
 # the pull disturbed falls in this time, and the fall is the pull's.
@@ -82,7 +82,7 @@ class FastHands:
     def pull(self, source: Slot) -> Pulled:
         bench = self.bench
         try:
-            p = bench.pull(source, PULL_GUARD_N, DRAG_N)
+            p = bench.pull(source, PULL_GUARD_N, DRAG_N, DRAG_WINDOW_S)
         except LookupError as exc:
             raise TurnError(str(exc)) from None
         bench.wait(CARRY_S)

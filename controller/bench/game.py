@@ -23,9 +23,9 @@ import numpy as np
 
 from controller.turn.report import Phase
 from planning.policies import POLICIES, Policy
-from planning.rules import RuleOptions
+from planning.game.rules import RuleOptions
 from planning.stability import BlockDims
-from planning.tower import TowerState, parse_stories
+from planning.game.tower import TowerState, parse_stories
 
 if TYPE_CHECKING:
     from controller.solo import SoloResult

@@ -21,8 +21,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from controller.match_log import read_events
-from controller.match_report import wall_span, world_span
+from controller.match.log import read_events
+from controller.match.report import wall_span, world_span
 
 
 @dataclass

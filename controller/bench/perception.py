@@ -26,9 +26,9 @@ from hardware.sim.world import SimWorld
 from perception.pipeline import Perception
 from perception.sources import Frame
 from perception.tower_estimator import FaceMeasurement
-from perception.tower_model import TowerPose
-from planning.cell.model import Cell
-from planning.tower import SLOTS
+from planning.game.geometry import TowerPose
+from planning.game.cell.model import Cell
+from planning.game.tower import SLOTS
 
 TARGETS = {"occupancy_accuracy": "1.0", "protrusion_err_mm_median": "<= 0.5",
            "protrusion_err_mm_p95": "<= 1.0", "latency_ms_median": "<= 33"}
@@ -153,11 +153,11 @@ def _blocks(obs, truth: GroundTruth, perception: Perception):
             continue
         body = world.block_body[b.block]
         true_world = world.data.xpos[body]
-        seen_world = obs.pose.to_world(np.array(b.position_mm)[None, :] / 1000)[0]
+        seen_world = obs.pose.to_world(np.array(b.position)[None, :])[0]
         pos_err.append(float(np.linalg.norm(seen_world - true_world)) * 1000)
         axis = perception.model.axis(b.layer)
         local = frame.to_tower(true_world[None, :])[0]
-        prot_err.append(abs(b.protrusion_mm - float(local @ axis) * 1000))
+        prot_err.append(abs(b.protrusion - float(local @ axis)) * 1000)
         block_axis = frame.vector_to_tower(world.data.xmat[body].reshape(3, 3)[:, 0])
         if block_axis @ axis < 0:
             block_axis = -block_axis

@@ -24,10 +24,10 @@ import numpy as np
 
 from controller.turn.arm_moves import ArmMoves
 from controller.cell_link import CellLink
-from controller.safety import Level, SafetyMonitor
+from controller.safety.monitor import Level, SafetyMonitor
 from firmware_bridge.messages import Status
 from hardware.sim.server import SimServer
-from planning.cell.model import Cell
+from planning.game.cell.model import Cell
 from planning.kinematics import ArmModel
 from planning.motion.planner import MotionPlanner
 from planning.motion.plans import MoveStep

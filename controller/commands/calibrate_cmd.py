@@ -91,7 +91,8 @@ def run_extrinsics(args: argparse.Namespace) -> int:
     from perception.calibration.charuco import read_image
     from perception.calibration.extrinsics import ExtrinsicsError, calibrate
     from perception.calibration.store import now, update
-    from perception.tower_model import TowerModel, TowerPose
+    from perception.tower_model import TowerModel
+    from planning.game.geometry import TowerPose
     cell = load(args.cell)
     cam = _camera(cell, args.camera)
     camera = _current(args.cell, cam)

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from controller.commands.common import EXIT_FAILED, CommandError
 from controller.commands.progress import Progress
 from hardware.cells import DEFAULT_CELL
-from planning.cell import CellError, load_cell
+from planning.game.cell import CellError, load_cell
 
 if TYPE_CHECKING:
     from planning.reachability import SlotReach

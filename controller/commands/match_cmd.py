@@ -1,6 +1,6 @@
 """`jenga-robot play` (a match): the robot against a person, with live progress, the result at
 the end, and a report folder holding the match log, a short summary and the plots
-(controller/match_report.py). `--resume LOG` goes on with a match from its log."""
+(controller/match/report.py). `--resume LOG` goes on with a match from its log."""
 
 from __future__ import annotations
 
@@ -14,11 +14,11 @@ from typing import TYPE_CHECKING
 from controller.commands.cell_cmd import load
 from controller.commands.common import EXIT_FAILED, EXIT_TERMINATED, CommandError, Terminated
 from controller.wording import plural
-from planning.rules import MatchConfig, RuleOptions, Scoring
+from planning.game.rules import MatchConfig, RuleOptions, Scoring
 
 if TYPE_CHECKING:
-    from controller.match_log import MatchLog
-    from controller.match_progress import MatchProgress
+    from controller.match.log import MatchLog
+    from controller.match.progress import MatchProgress
 
 ROBOT = "robot"
 PERSON = "person"
@@ -61,15 +61,15 @@ class Setup:
     header: dict | None = None  # a new match's log header
 
     def open_log(self) -> MatchLog:
-        from controller.match_log import MatchLog
+        from controller.match.log import MatchLog
         if self.log is None:
             self.log = MatchLog.create(self.log_path, self.header)
         return self.log
 
 
 def new_match(args: argparse.Namespace, cell) -> Setup:
-    from controller.match_log import MatchLog
-    from controller.match_progress import MatchProgress
+    from controller.match.log import MatchLog
+    from controller.match.progress import MatchProgress
 
     opponent = args.person or ("console" if args.serial else "simulated")
     if opponent == "simulated" and args.serial:
@@ -89,8 +89,8 @@ def new_match(args: argparse.Namespace, cell) -> Setup:
 
 
 def resumed_match(args: argparse.Namespace, cell) -> Setup:
-    from controller.match_log import MatchLog
-    from controller.match_progress import MatchProgress, MatchProgressError
+    from controller.match.log import MatchLog
+    from controller.match.progress import MatchProgress, MatchProgressError
 
     log_path = Path(args.resume)
     log, events = MatchLog.resume(log_path)
@@ -121,9 +121,9 @@ def resumed_match(args: argparse.Namespace, cell) -> Setup:
 def run_match(args: argparse.Namespace) -> int:
     from controller.cell_link import CellLink, CellLinkError, SimulatedCell
     from controller.commands.play_cmd import SIM_STALL_S
-    from controller.match_log import MatchLogError
-    from controller.match_runner import MatchError, MatchRunner
-    from controller.opponents import ConsoleInput, ConsolePerson, OpponentError, SimulatedPerson
+    from controller.match.log import MatchLogError
+    from controller.match.runner import MatchError, MatchRunner
+    from controller.match.opponents import ConsoleInput, ConsolePerson, OpponentError, SimulatedPerson
     from firmware_bridge.errors import ArmError
 
     cell = load(args.cell)
@@ -191,8 +191,8 @@ def run_match(args: argparse.Namespace) -> int:
 
 def finish(setup: Setup, status: int) -> int:
     """Draw the report of the match as its log stands, whatever ended the run."""
-    from controller.match_log import read_events
-    from controller.match_report import write_report
+    from controller.match.log import read_events
+    from controller.match.report import write_report
 
     report = write_report(setup.log_path.parent, read_events(setup.log_path), setup.log_path)
     print(report.summary, flush=True)
@@ -201,7 +201,7 @@ def finish(setup: Setup, status: int) -> int:
 
 
 def _note(log, text: str) -> None:
-    from controller.match_log import MatchLogError
+    from controller.match.log import MatchLogError
     try:
         log.append("note", text=text)
     except MatchLogError:

@@ -11,7 +11,7 @@ from controller.commands.cell_cmd import load
 from controller.commands.common import EXIT_FAILED, CommandError
 from controller.wording import plural, slot_name, turn_phase
 from hardware.cells import DEFAULT_CELL
-from planning.rules import VARIANT_NAMES, Scoring
+from planning.game.rules import VARIANT_NAMES, Scoring
 
 SIM_STALL_S = 0.5
 # the rules the simulated person can be told to break (hardware/sim/person.py)

@@ -19,9 +19,9 @@ def register(commands: argparse._SubParsersAction) -> None:
 
 
 def run_report(args: argparse.Namespace) -> int:
-    from controller.match_log import MatchLogError, read_events
-    from controller.match_progress import MatchProgressError
-    from controller.match_report import write_report
+    from controller.match.log import MatchLogError, read_events
+    from controller.match.progress import MatchProgressError
+    from controller.match.report import write_report
 
     log = Path(args.log)
     try:

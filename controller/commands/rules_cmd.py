@@ -6,10 +6,10 @@ import argparse
 import sys
 
 from controller.commands.common import CommandError, print_json, read_json
-from planning.rules import (RuleInputError, RuleOptions, judge_round, legal_sources, parse_round,
+from planning.game.rules import (RuleInputError, RuleOptions, judge_round, legal_sources, parse_round,
                             placement_target)
-from planning.rules.options import VARIANT_NAMES
-from planning.tower import TowerError, TowerState
+from planning.game.rules.options import VARIANT_NAMES
+from planning.game.tower import TowerError, TowerState
 
 
 def register(commands: argparse._SubParsersAction) -> None:

@@ -13,7 +13,7 @@ import numpy as np
 
 from controller.cell_link import CellLink
 from controller.turn.arm_moves import ArmMoves, HeldBlockWatch
-from controller.turn.checks import (drag_was_a_spike, end_protrusion, placement_shift, protrusions,
+from controller.turn.checks import (drag_was_a_spike, end_protrusion, placement_shift,
                                     seen_offset)
 from controller.turn.procedure import Player
 from controller.turn.hands import Felt, GaveUp, Look, PlaceOrder, Pulled, Pushed, Slot, Trace
@@ -25,7 +25,7 @@ from planning.looseness import ProbeOutcome
 from planning.motion.planner import PULL_SPEED, PUSH_THROUGH, STANDOFF, MotionPlanner
 from planning.motion.plans import ForceGuard, GripStep, MotionPlan, MoveStep
 from planning.policies import Policy
-from planning.rules import RuleOptions
+from planning.game.rules import RuleOptions
 from planning.stability import BlockDims
 
 PROBE_DEPTH = 0.005          # a test push moves the block at most this far
@@ -51,8 +51,8 @@ def look_from(obs: TowerObservation, blocks_moved: int) -> Look:
     """The cameras' observation as the turn's look (raises PerceptionError when it reads as no
     tower)."""
     return Look(obs.tower_state(blocks_moved),
-                {(b.layer, b.slot): b.position_mm[2] / 1000 for b in obs.blocks},
-                protrusions(obs), dict(obs.occupancy), list(obs.out_of_place),
+                {(b.layer, b.slot): b.position[2] for b in obs.blocks},
+                obs.protrusions(), dict(obs.occupancy), list(obs.out_of_place),
                 {(b.layer, b.slot): b.block for b in obs.blocks})
 
 
@@ -85,8 +85,7 @@ class ArmHands:
         obs = self.link.observe().observation
         if obs.fell:
             raise TowerFellError("the tower has fallen")
-        pose = obs.pose
-        self.planner.set_tower(self.planner.tower.measured(pose.x, pose.y, pose.yaw, pose.pitch))
+        self.planner.set_tower(self.planner.tower.measured(obs.pose))
         self.obs = obs
         seen = look_from(obs, blocks_moved)
         self.layers = seen.tower.top_layer + 1
@@ -336,7 +335,7 @@ class ArmHands:
             raise TurnError("no block is held to place")
         target = order.target
         plan = self.planner.place(self.moves.q(), *target, self._pull.held,
-                                  shift=placement_shift(self.obs, target, self.block_width),
+                                  shift=placement_shift(self.obs, target, self.planner.tower),
                                   guard_n=order.press_n, align_guard_n=order.align_n,
                                   ends=list(order.ends))
         self._pull = None

@@ -9,8 +9,8 @@ import numpy as np
 from controller.turn.hands import Look
 from controller.wording import slot_name
 from perception.observation import TowerObservation
-from planning.tower import SLOTS, across_index
-from planning.workspace import TowerGeometry
+from planning.game.tower import SLOTS, across_index
+from planning.game.geometry import TowerGeometry
 
 # The wrist reads single 4 ms knocks of 1-2.3 N on a 0.2-0.6 N drag while a loose block slides
 # out (the block catching on the layers it slides between), some every 30 ms; a guard trip whose
@@ -21,15 +21,10 @@ DRAG_N = 1.2
 PLACE_CLEARANCE = 0.002     # side gap left to a neighbour in the layer
 
 
-def protrusions(obs: TowerObservation) -> dict[tuple[int, int], float]:
-    """How far each seen block sticks out along its layer (m)."""
-    return {key: mm / 1000 for key, mm in obs.protrusions_mm().items()}
-
-
 def end_protrusion(obs: TowerObservation, source: tuple[int, int], end: int) -> float:
     """How far the block's `end` face sticks out of the tower (m), as perceived."""
     observed = obs.block_at(*source)
-    along = observed.protrusion_mm / 1000 if observed else 0.0
+    along = observed.protrusion if observed else 0.0
     return end * along
 
 
@@ -40,7 +35,7 @@ def seen_offset(tower: TowerGeometry, obs: TowerObservation, source: tuple[int, 
     observed = obs.block_at(*source)
     if observed is None:
         return {"shift": 0.0, "rise": 0.0}
-    shift, rise = tower.seen_offset(*source, np.asarray(observed.position_mm) / 1000)
+    shift, rise = tower.seen_offset(*source, np.asarray(observed.position))
     return {"shift": shift, "rise": rise}
 
 
@@ -50,19 +45,19 @@ def drag_was_a_spike(trace: list[tuple[float, float]], tripped_at: float) -> boo
     return bool(recent) and float(np.median(recent)) < DRAG_N
 
 
-def placement_shift(obs: TowerObservation, target: tuple[int, int], width: float) -> float:
+def placement_shift(obs: TowerObservation, target: tuple[int, int], tower: TowerGeometry) -> float:
     """How far across the layer (m, toward slot 2) to lay the new block from its slot's centre so
     that it clears the blocks already in the layer where the cameras see them: blocks are not
     all the same width and a placed block rarely lands dead on its slot."""
     layer, slot = target
     k = across_index(layer)
-    nominal = (slot - 1) * width
+    nominal, width = tower.slot_offset(slot), tower.block_width
     low, high = -np.inf, np.inf
     for other in SLOTS:
         seen = obs.block_at(layer, other)
         if other == slot or seen is None:
             continue
-        centre = seen.position_mm[k] / 1000
+        centre = seen.position[k]
         if other < slot:
             low = max(low, centre + width + PLACE_CLEARANCE)
         else:

@@ -19,7 +19,7 @@ from enum import StrEnum
 from typing import Protocol
 
 from planning.looseness import ProbeOutcome
-from planning.tower import TowerState
+from planning.game.tower import TowerState
 
 Slot = tuple[int, int]
 Trace = list[tuple[float, float]]        # (world time, force N) along a push or a pull

@@ -24,10 +24,10 @@ from planning.looseness import LoosenessBelief
 from planning.motion.planner import PLACE_GUARD_N, PLACE_OVERHANG, PUSH_THROUGH
 from planning.motion.plans import PlanError
 from planning.policies import NoBlock, Policy, StepKind, TurnView
-from planning.rules import RuleOptions, check_move
+from planning.game.rules import RuleOptions, check_move
 from planning.stability import BlockDims
 from planning.strategy import RESTORE_M, Action, placement_guards, placement_slot, set_down_ends
-from planning.tower import layer_axis
+from planning.game.tower import layer_axis
 
 
 class Player:

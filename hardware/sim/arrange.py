@@ -12,15 +12,18 @@ they came from.
 from __future__ import annotations
 
 import mujoco
-import numpy as np
 
 from hardware.sim.ground_truth import GroundTruth
+from hardware.sim.placing import across_dir, slot_world
 from hardware.sim.scenes import set_block
 from hardware.sim.world import SavedState, SimWorld
-from planning.tower import TowerState, layer_axis
+from planning.game.tower import TowerState
 
-SIDE_GAP = 0.001        # m left between neighbours in a layer set up on top
-DROP = 0.0005           # m above their rest the blocks are let go, to settle
+# The blocks of the layers set up on top lie this far apart, more than the tower's usual gap
+# (their neighbours are set at the same time, and may be the widest of the set), and are let go
+# this far above where they rest, to settle (m).
+SET_UP_GAP = 0.001
+SET_UP_DROP = 0.0005
 
 
 class ArrangeError(ValueError):
@@ -41,7 +44,6 @@ def arrange_tower(world: SimWorld, fresh: SavedState, tower: TowerState) -> list
                            f"empty and {len(added)} filled above it")
     world.rebuild_tower(fresh)
     truth = GroundTruth(world)
-    width = world.cell.blocks.width.mean
     moved = []
     by_slot: dict[tuple[int, int], int] = {(b.layer, b.slot): b.index for b in world.blocks
                                            if tower.has_block(b.layer, b.slot)}
@@ -50,12 +52,9 @@ def arrange_tower(world: SimWorld, fresh: SavedState, tower: TowerState) -> list
         if not below:
             raise ArrangeError(f"layer {layer} slot {slot} would rest on nothing")
         top = max(_top_z(world, b) for b in below)
-        across = (slot - 1) * (width + SIDE_GAP)
-        along_x = layer_axis(layer) == "x"
-        local = np.array([0.0, across, 0.0] if along_x else [across, 0.0, 0.0])
-        centre = truth.to_world(local)
-        centre[2] = top + spec.height / 2 + DROP
-        yaw = world.cell.tower.yaw + (0.0 if along_x else np.pi / 2)
+        centre, yaw = slot_world(truth, layer, slot)
+        centre += across_dir(truth, layer) * (slot - 1) * (SET_UP_GAP - truth.geometry.side_gap)
+        centre[2] = top + spec.height / 2 + SET_UP_DROP
         set_block(world, spec.index, centre, yaw)
         by_slot[(layer, slot)] = spec.index
         moved.append((spec.index, layer))

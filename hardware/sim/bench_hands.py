@@ -22,12 +22,13 @@ import numpy as np
 from hardware.sim.ground_truth import GroundTruth
 from hardware.sim.mjcf import PERSON_PARK
 from hardware.sim.mocap import weld
-from hardware.sim.placing import across_dir, placement_centre, slot_world
+from hardware.sim.placing import RELEASE_ABOVE, across_dir, placement_centre, slot_world
 from hardware.sim.probe_stage import ProbeStage
 from hardware.sim.scenes import awake, set_block
 from hardware.sim.world import SimWorld
-from planning.tower import TowerState
-from planning.workspace import TowerGeometry
+from planning.game.tower import TowerState
+from planning.motion.planner import PULL_CLEARANCE
+from planning.game.geometry import TowerGeometry
 
 # Speeds (m/s). The arm tests at 2 mm/s, pushes through at 8 and pulls at 30; a block's friction
 # hardly depends on speed, so the bench moves faster for less simulated time. Loose blocks of a
@@ -36,10 +37,7 @@ from planning.workspace import TowerGeometry
 PROBE_SPEED = 0.01
 PUSH_SPEED = 0.02
 PULL_SPEED = 0.05
-PULL_CLEARANCE = 0.02    # a drawn block ends this far clear of the tower
-DRAG_WINDOW_S = 0.04     # the pull guard ignores knocks shorter than this (as the arm's does)
 READ_EVERY_S = 0.004     # the pull's force is read as often as the arm's telemetry reads the wrist
-DROP = 0.0015            # a placed block is let go this far above its resting height (m)
 PLACE_SIGMA_M = 0.0005   # placement error, each way across and along (m)
 PLACE_YAW_SIGMA = np.radians(0.5)
 SETTLE_AFTER_PLACE_S = 0.5
@@ -131,9 +129,9 @@ class BenchHands:
 
     # --- the hand -------------------------------------------------------------------------------
 
-    def pull(self, source: tuple[int, int], guard_n: float, drag_n: float) -> Pull:
+    def pull(self, source: tuple[int, int], guard_n: float, drag_n: float, drag_window_s: float) -> Pull:
         """Hold the front end of the block at `source` and draw it clear of the tower, letting go
-        when the pull's force passes `guard_n` with its median over the last DRAG_WINDOW_S above
+        when the pull's force passes `guard_n` with its median over the last `drag_window_s` above
         `drag_n` (the tower drags along; a shorter knock does not count), as the arm's guard does."""
         world, data = self.world, self.world.data
         block = self._block(source)
@@ -148,7 +146,7 @@ class BenchHands:
         travel = max(length - out + PULL_CLEARANCE, 0.0)
         n = int(np.ceil(travel / (PULL_SPEED * world.timestep)))
         every = max(1, int(round(READ_EVERY_S / world.timestep)))
-        recent = np.zeros(max(1, int(round(DRAG_WINDOW_S / READ_EVERY_S))))
+        recent = np.zeros(max(1, int(round(drag_window_s / READ_EVERY_S))))
         readings, peak = 0, 0.0
         for i in range(n):
             data.mocap_pos[self._hand] = start + front * PULL_SPEED * world.timestep * (i + 1)
@@ -191,7 +189,7 @@ class BenchHands:
         centre = centre + across_dir(truth, layer) * self._rng.normal(0.0, PLACE_SIGMA_M)
         _, yaw = slot_world(truth, layer, slot)
         along = truth.world_direction([1.0, 0.0, 0.0] if layer % 2 == 1 else [0.0, 1.0, 0.0])
-        centre = centre + along * self._rng.normal(0.0, PLACE_SIGMA_M) + np.array([0.0, 0.0, DROP])
+        centre = centre + along * self._rng.normal(0.0, PLACE_SIGMA_M) + np.array([0.0, 0.0, RELEASE_ABOVE])
         yaw += self._rng.normal(0.0, PLACE_YAW_SIGMA)
         with awake(world):        # a block put in mid-air must not fall asleep there
             set_block(world, block, centre, yaw)

@@ -11,15 +11,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from planning.cell.model import BlockSet, Spread
-from planning.tower import layer_axis
+from planning.game.cell.model import BlockSet, Spread
+from planning.game.tower import layer_axis
 
 # Placement errors of a person stacking a tower in a sleeve (m, rad).
 PLACEMENT_ALONG_STD = 0.0003   # along the block's length
 PLACEMENT_YAW_STD = 0.001
-# Side-by-side blocks are laid with this gap plus a random share of it, so no two blocks start
-# interpenetrating whatever their drawn widths.
-SIDE_GAP = 0.0002
 
 
 @dataclass(frozen=True)
@@ -59,7 +56,8 @@ def draw_tower(blocks: BlockSet, seed: int) -> list[BlockSpec]:
     for layer in range(1, blocks.layers + 1):
         ids = order[(layer - 1) * 3: layer * 3]
         w = widths[ids]
-        gaps = SIDE_GAP * (1.0 + rng.uniform(0.0, 0.5, 2))
+        # side by side with 0.8 to 1.2 of the typical gap: no two blocks start interpenetrating
+        gaps = blocks.side_gap * (0.8 + 0.4 * rng.uniform(0.0, 1.0, 2))
         across = [-(w[0] / 2 + w[1] / 2 + gaps[0]), 0.0, w[1] / 2 + w[2] / 2 + gaps[1]]
         base_yaw = 0.0 if layer_axis(layer) == "x" else np.pi / 2
         for slot, i in enumerate(ids):

@@ -10,7 +10,7 @@ import mujoco
 import numpy as np
 
 from hardware.sim.world import SimWorld
-from planning.cell.model import Curtain
+from planning.game.cell.model import Curtain
 
 
 class LightCurtain:

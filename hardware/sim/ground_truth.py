@@ -13,7 +13,8 @@ import mujoco
 import numpy as np
 
 from hardware.sim.world import SimWorld
-from planning.tower import TowerState
+from planning.game.tower import TowerState
+from planning.game.geometry import TowerGeometry
 
 # A block whose centre is more than this below its layer's nominal height has fallen.
 FALLEN_DROP = 0.02
@@ -42,6 +43,7 @@ class GroundTruth:
         self._origin = np.array([x, y, 0.0])
         self._reference = self.positions()
         self._height = world.cell.blocks.height.mean
+        self.geometry = TowerGeometry.from_cell(world.cell)   # tower frame: as this one's
 
     # --- poses --------------------------------------------------------------------------------
 
@@ -87,20 +89,17 @@ class GroundTruth:
         """(layer, slot) the block sits in now, or None when it is not in the tower's footprint
         lying level (fallen, held, or on the table beside the tower)."""
         p = self.pose(block)
-        layer = int(round(p.position[2] / self._height + 0.5))
+        layer = self.geometry.layer_at(p.position[2])
         if layer < 1 or p.tilt > np.radians(10):
             return None
         along_x = abs(p.axis[0]) > abs(p.axis[1])
         if along_x != (layer % 2 == 1):
             return None
-        across = p.position[1] if along_x else p.position[0]
         along = p.position[0] if along_x else p.position[1]
-        width = self.world.cell.blocks.width.mean
-        slot = int(round(across / width)) + 1
-        if slot not in (0, 1, 2) or abs(along) > self.world.cell.blocks.length.mean / 2:
+        slot = self.geometry.slot_at(p.position, layer)
+        if slot not in (0, 1, 2) or abs(along) > self.geometry.block_length / 2:
             return None
-        expected_z = (layer - 0.5) * self._height
-        if abs(p.position[2] - expected_z) > self._height / 2:
+        if abs(p.position[2] - self.geometry.layer_z(layer)) > self._height / 2:
             return None
         return layer, slot
 

@@ -1,12 +1,12 @@
 """Marker textures for the simulated blocks' end faces, painted by the scheme of
-`planning/block_markers.py` (which perception reads)."""
+`planning/game/markers.py` (which perception reads)."""
 
 from __future__ import annotations
 
 import cv2
 import numpy as np
 
-from planning.block_markers import DICTIONARY_NAME, MARKER_BORDER_BITS, block_of_marker, marker_id
+from planning.game.markers import DICTIONARY_NAME, MARKER_BORDER_BITS, block_of_marker, marker_id
 
 DICTIONARY = getattr(cv2.aruco, DICTIONARY_NAME)
 _FACE_PX_PER_M = 10000          # texture resolution: 0.1 mm per pixel

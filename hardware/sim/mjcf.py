@@ -24,16 +24,15 @@ with everything; the table with blocks and the tool; arm links and the tool neve
 from __future__ import annotations
 
 from dataclasses import dataclass
-from xml.sax.saxutils import quoteattr
 
 import cv2
 import numpy as np
 
 from hardware.sim import markers
 from hardware.sim.blocks import BlockSpec
-from planning.block_markers import marker_side
-from planning.calibration_board import DEFAULT_BOARD
-from planning.cell.model import Cell
+from planning.game.markers import marker_side
+from planning.game.board import DEFAULT_BOARD
+from planning.game.cell.model import Cell
 
 TIMESTEP = 0.001
 IMPRATIO = 20
@@ -203,7 +202,7 @@ def _cameras(cell: Cell) -> str:
 
 
 def calibration_board_image() -> np.ndarray:
-    """The ChArUco board of planning/calibration_board.py as an RGB texture."""
+    """The ChArUco board of planning/game/board.py as an RGB texture."""
     spec = DEFAULT_BOARD
     dictionary = cv2.aruco.getPredefinedDictionary(getattr(cv2.aruco, spec.dictionary_name))
     board = cv2.aruco.CharucoBoard((spec.squares_x, spec.squares_y), spec.square_m, spec.marker_m,

@@ -20,11 +20,11 @@ import numpy as np
 
 from hardware.sim.ground_truth import GroundTruth
 from hardware.sim.mocap import overlaps_square, quat_mul, rotate_z, slerp, weld, yaw_of, yaw_quat
-from hardware.sim.mjcf import PERSON_FINGER_LENGTH, PERSON_FINGER_RADIUS, PERSON_PARK
-from hardware.sim.placing import across_dir, placement_centre, slot_world
+from hardware.sim.mjcf import PERSON_FINGER_LENGTH, PERSON_PARK
+from hardware.sim.placing import RELEASE_ABOVE, across_dir, placement_centre, slot_world
 from hardware.sim.world import SimWorld
-from planning.rules import legal_sources, placement_target
-from planning.tower import TowerState
+from planning.game.rules import legal_sources, placement_target
+from planning.game.tower import TowerState
 
 MISTAKES = ("wrong_orientation", "forbidden_layer", "new_layer_early", "tested_left_out")
 REACH_SPEED = 0.25          # m/s, the hand and finger in the air
@@ -33,7 +33,6 @@ PULL_SPEED = 0.05           # m/s, drawing a block out
 PUSH_OUT = 0.03             # how far a block is pushed out before it is gripped (m)
 APPROACH_GAP = 0.015        # the fingertip starts this far from the end face (m)
 ABOVE = 0.08                # moves over the tower this far above its top (m)
-DROP = 0.0015               # a block is let go this far above its resting height (m)
 MOVED = 0.001               # a tested block moved more than this must go back (m)
 TOUCH_N = 0.3               # a block being set down has met the tower
 HIGH_CONTACT = 0.004        # a block met this far above its rest sits on something (m)
@@ -342,7 +341,7 @@ class SimPerson:
         else:
             centre = self._placement_centre(layer, slot, block)
         offset = self._rng.normal(0.0, self.skill.place_sigma_m, 2)
-        rest = centre + np.array([offset[0], offset[1], DROP])
+        rest = centre + np.array([offset[0], offset[1], RELEASE_ABOVE])
         # the hand holds the block off its centre: carry the hand so that the block lands on `rest`
         hand_from_block = data.xpos[self._hand_body] - data.xpos[held]
         top = self._top_z() + ABOVE
@@ -357,7 +356,7 @@ class SimPerson:
         # edge: up a little, over, and down again.
         across = self._across_dir(layer)
         for _ in range(PLACE_TRIES):
-            yield from self._line(self._hand, rest + turned - np.array([0.0, 0.0, 2 * DROP]),
+            yield from self._line(self._hand, rest + turned - np.array([0.0, 0.0, 2 * RELEASE_ABOVE]),
                                   PUSH_SPEED, until=lambda: self.truth.contact_force(block) > TOUCH_N)
             high = data.xpos[held][2] - rest[2]
             if high < HIGH_CONTACT or self.mistake == "wrong_orientation":

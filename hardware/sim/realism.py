@@ -21,7 +21,7 @@ import numpy as np
 from hardware.sim.ground_truth import GroundTruth
 from hardware.sim.probe_stage import ProbeStage
 from hardware.sim.world import SimWorld
-from planning.cell.model import Cell
+from planning.game.cell.model import Cell
 from planning.workers import Workers
 
 TARGETS = {

@@ -14,11 +14,16 @@ import mujoco
 import numpy as np
 
 from hardware.sim.ground_truth import GroundTruth
+from hardware.sim.placing import placement_centre, slot_world
 from hardware.sim.world import SimWorld
-from planning.rules import legal_sources, placement_target
-from planning.tower import TowerError, TowerState
+from planning.game.rules import legal_sources, placement_target
+from planning.game.tower import TowerError, TowerState
 
 PARK_ORIGIN = np.array([-0.45, -0.6, 0.0])   # where removed blocks are laid on the table
+# A block laid on top by hand (a scene's move) is set this far clear of its neighbours and this
+# far above where it rests (m); the physics settles it.
+SCENE_GAP = 0.0003
+SCENE_DROP = 0.0003
 # Removing a block in one instant drops the blocks it carried by the thickness difference to its
 # neighbours (up to half a millimetre); the whole upper tower landing at once can throw the loose
 # top blocks off. Staged removals let the load down first: the block thins by EASE_M over EASE_S.
@@ -97,26 +102,9 @@ def place_on_top(world: SimWorld, block: int, layer: int, slot: int) -> None:
     really is (a tower leans a little after a block is taken from low down), and clear of the
     blocks already in the layer, as a person would lay it."""
     truth = GroundTruth(world)
-    c = world.cell
-    below = [truth.pose(b.index).position for b in world.blocks
-             if truth.slot_of(b.index) and truth.slot_of(b.index)[0] == layer - 1]
-    beside = [(truth.pose(b.index).position, b.width) for b in world.blocks
-              if truth.slot_of(b.index) and truth.slot_of(b.index)[0] == layer]
-    spec = [b for b in world.blocks if b.index == block][0]
-    z = max(p[2] for p in below) + c.blocks.height.mean / 2 + spec.height / 2 + 0.0003
-    k = 1 if layer % 2 == 1 else 0           # the across coordinate of this layer's slots
-    centre = np.mean([p[:2] for p in below], axis=0)
-    across = centre[k] + (slot - 1) * (c.blocks.width.mean + 0.0003)
-    for position, width in sorted(beside, key=lambda item: abs(item[0][k] - across)):
-        clear = (width + spec.width) / 2 + 0.0003
-        if abs(position[k] - across) < clear:
-            across = position[k] + clear * (1.0 if across >= position[k] else -1.0)
-    local = centre.copy()
-    local[k] = across
-    yaw = c.tower.yaw + (0.0 if layer % 2 == 1 else np.pi / 2)
-    rot = np.array([[np.cos(c.tower.yaw), -np.sin(c.tower.yaw)], [np.sin(c.tower.yaw), np.cos(c.tower.yaw)]])
-    xy = rot @ local + np.array(c.tower.position)
-    set_block(world, block, np.array([xy[0], xy[1], z]), yaw)
+    _, yaw = slot_world(truth, layer, slot)
+    set_block(world, block, placement_centre(truth, layer, slot, block, SCENE_GAP)
+              + np.array([0.0, 0.0, SCENE_DROP]), yaw)
 
 
 def stable_sources(tower: TowerState) -> list[tuple[int, int]]:

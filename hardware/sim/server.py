@@ -28,8 +28,8 @@ from hardware.sim.ground_truth import GroundTruth
 from hardware.sim.person import Skill, SimPerson
 from hardware.sim.virtual_firmware import SimHardware, device_config
 from hardware.sim.world import SimWorld
-from planning.cell.model import Cell
-from planning.tower import TowerState
+from planning.game.cell.model import Cell
+from planning.game.tower import TowerState
 
 
 # A watched camera goes no longer than this (world time) without a frame: the renderer gives about

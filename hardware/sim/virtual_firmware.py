@@ -10,7 +10,7 @@ from firmware_bridge.device.hardware import DeviceConfig, HardwareState
 from firmware_bridge.messages import JointInfo
 from hardware.sim.curtain import LightCurtain
 from hardware.sim.world import SimWorld
-from planning.cell.model import Cell
+from planning.game.cell.model import Cell
 
 
 def device_config(cell: Cell) -> DeviceConfig:

@@ -14,7 +14,7 @@ import numpy as np
 
 from hardware.sim import mjcf
 from hardware.sim.blocks import BlockSpec, draw_tower
-from planning.cell.model import Cell
+from planning.game.cell.model import Cell
 
 SETTLE_S = 1.0
 # Each finger's drive moves its set-point at this speed, as a real gripper's closing-speed setting

@@ -1,5 +1,5 @@
 """Intrinsic calibration from ChArUco board images (OpenCV 5 API). The board is
-`planning/calibration_board.py`'s; print it with `charuco_image()`."""
+`planning/game/board.py`'s; print it with `charuco_image()`."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-from planning.calibration_board import DEFAULT_BOARD, BoardSpec
+from planning.game.board import DEFAULT_BOARD, BoardSpec
 
 MIN_CORNERS = 8      # a view with fewer detected chessboard corners says little
 

@@ -15,7 +15,8 @@ import numpy as np
 
 from perception.camera_model import CameraModel
 from perception.markers import MarkerDetector
-from perception.tower_model import TowerModel, TowerPose
+from perception.tower_model import TowerModel
+from planning.game.geometry import TowerPose
 
 MIN_MARKERS = 10
 REPROJECTION_GATE_PX = 2.0

@@ -15,7 +15,7 @@ import cv2
 import numpy as np
 
 from perception.calibration.charuco import CharucoFinder
-from planning.calibration_board import DEFAULT_BOARD, BoardSpec
+from planning.game.board import DEFAULT_BOARD, BoardSpec
 
 MIN_POSES = 4
 

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from perception.camera_model import CameraModel
-from planning.cell.model import Camera, Cell
+from planning.game.cell.model import Camera, Cell
 
 DIST_LENGTHS = (4, 5, 8, 12, 14)
 

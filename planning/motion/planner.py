@@ -17,16 +17,15 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 import numpy as np
-from spatialmath import SE3
 
-from planning.cell.model import Cell
+from planning.game.cell.model import Cell
 from planning.collision import CollisionChecker, describe
 from planning.kinematics import ArmModel, HeldBlock, IKError
 from planning.motion import tool_poses
 from planning.motion.plans import ForceGuard, GripStep, MotionPlan, MoveStep, PlanError
 from planning.motion.rrt import plan_path
 from planning.motion.trajectory import JointTrajectory, TrajectoryError, time_path
-from planning.workspace import TowerGeometry
+from planning.game.geometry import TowerGeometry
 
 # Geometry of contacts (m).
 STANDOFF = 0.03          # tool clearance from the tower before and after contact
@@ -227,7 +226,6 @@ class MotionPlanner:
         stops the descent onto the tower, `align_guard_n` the push home."""
         held = held or self.level_grip
         axis = self.tower.axis(layer)
-        below = layer - 1
         errors = []
         front = self.tower.front_end(layer)
         for end in (e for e in (front, -front) if e in ends):

@@ -7,9 +7,8 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from controller.turn.hands import Felt, GaveUp, Look, PlaceOrder, Pulled, Pushed
-from controller.turn.report import TowerFellError
 from planning.looseness import ProbeOutcome
-from planning.tower import SLOTS, TowerState
+from planning.game.tower import SLOTS, TowerState
 
 Slot = tuple[int, int]
 

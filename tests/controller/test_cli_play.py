@@ -40,9 +40,9 @@ def test_resuming_a_log_that_is_not_there_or_is_damaged_says_so(tmp_path):
 
 
 def test_a_match_that_is_over_is_not_played_again_but_its_report_is_drawn(tmp_path):
-    from controller.match_log import MatchLog
-    from planning.rules import MatchConfig, Scoring
-    from planning.tower import TowerState
+    from controller.match.log import MatchLog
+    from planning.game.rules import MatchConfig, Scoring
+    from planning.game.tower import TowerState
     config = MatchConfig(("person", "robot"), Scoring.ROUND_WINS, target_points=1)
     path = tmp_path / "match.jsonl"
     after = TowerState.fresh().moved((5, 1), (19, 1))
@@ -60,15 +60,15 @@ def test_a_match_that_is_over_is_not_played_again_but_its_report_is_drawn(tmp_pa
     assert "is over: person won" in run.stdout and "winner: person" in run.stdout
     assert (tmp_path / "summary.txt").exists() and (tmp_path / "tower-r1-t02-robot.png").exists()
     # the kill had torn the match's end off the log: the resume writes it, once
-    from controller.match_log import read_events
+    from controller.match.log import read_events
     assert [e["event"] for e in read_events(path)][-1] == "match_end"
     assert play("--resume", str(path)).returncode == 0
     assert [e["event"] for e in read_events(path)].count("match_end") == 1
 
 
 def test_a_simulated_match_cannot_be_resumed_at_a_real_cell(tmp_path):
-    from controller.match_log import MatchLog
-    from planning.rules import MatchConfig
+    from controller.match.log import MatchLog
+    from planning.game.rules import MatchConfig
     path = tmp_path / "match.jsonl"
     with MatchLog.create(path, {"config": MatchConfig(("person", "robot")).to_json(),
                                 "opponent": "simulated"}):

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from controller.match_log import LOG_VERSION, MatchLog, MatchLogError, read_events
+from controller.match.log import LOG_VERSION, MatchLog, MatchLogError, read_events
 
 HEADER = {"config": {"players": ["robot", "person"]}, "seed": 1}
 

@@ -5,11 +5,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from controller.match_progress import MatchProgress, MatchProgressError
-from planning.rules import MatchConfig, RuleOptions, Scoring, judge_round
-from planning.rules.judge import Event
-from planning.rules.round import Fall
-from planning.tower import TowerState
+from controller.match.progress import MatchProgress, MatchProgressError
+from planning.game.rules import MatchConfig, RuleOptions, Scoring, judge_round
+from planning.game.rules.judge import Event
+from planning.game.rules.round import Fall
+from planning.game.tower import TowerState
 
 PLAYERS = ("robot", "person")
 FRESH = TowerState.fresh().to_json()

@@ -9,11 +9,11 @@ import cv2
 import numpy as np
 
 from controller.commands.report_cmd import run_report
-from controller.match_report import write_report
-from controller.match_turns import logged_turns
-from controller.report_plots import PLACED, TAKEN
-from planning.rules import MatchConfig, Scoring
-from planning.tower import TowerState
+from controller.match.report import write_report
+from controller.match.turns import logged_turns
+from controller.match.plots import PLACED, TAKEN
+from planning.game.rules import MatchConfig, Scoring
+from planning.game.tower import TowerState
 
 FRESH = TowerState.fresh()
 CONFIG = MatchConfig(("robot", "person"), Scoring.ROUND_WINS, target_points=1)

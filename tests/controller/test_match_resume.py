@@ -7,14 +7,14 @@ from types import SimpleNamespace
 
 import pytest
 
-from controller.match_log import MatchLog, read_events
-from controller.match_progress import MatchProgress
-from controller.match_runner import MatchError, MatchRunner
+from controller.match.log import MatchLog, read_events
+from controller.match.progress import MatchProgress
+from controller.match.runner import MatchError, MatchRunner
 from perception.observation import TowerObservation
 from perception.pipeline import Perception
-from perception.tower_model import TowerPose
-from planning.rules import MatchConfig, Scoring
-from planning.tower import TowerState
+from planning.game.geometry import TowerPose
+from planning.game.rules import MatchConfig, Scoring
+from planning.game.tower import TowerState
 
 FRESH = TowerState.fresh()
 MOVED = FRESH.moved((5, 1), (19, 0))
@@ -64,7 +64,7 @@ def _resumed(tmp_path, default_cell, events, sees: TowerState):
     log, logged = MatchLog.resume(path)
     arm = Arm()
     link = SimpleNamespace(cell=default_cell, arm=arm, perception=Perception(default_cell),
-                           observe=lambda: SimpleNamespace(observation=_seen(sees)))
+                           observe=lambda after=None: SimpleNamespace(observation=_seen(sees)))
     person = Person()
     runner = MatchRunner(link, log, MatchProgress.from_events(logged), person, on_line=lambda _: None)
     runner.monitor.watch = lambda pose, layers: None          # no cameras to watch

@@ -4,7 +4,7 @@ is the person's "done"."""
 import io
 import threading
 
-from controller.opponents import ConsoleInput, ConsolePerson
+from controller.match.opponents import ConsoleInput, ConsolePerson
 
 
 class Lines(io.StringIO):

@@ -1,19 +1,19 @@
 """The referee reads a person's move from two observations and names every violation it can see."""
 
-from controller.referee import calls_of_one_move, judge_seen_move
+from controller.match.referee import calls_of_one_move, judge_seen_move
 from perception.observation import TowerObservation
 from perception.tower_estimator import BlockObservation
-from perception.tower_model import TowerPose
-from planning.rules import RuleOptions, Violation, ViolationCode
+from planning.game.geometry import TowerPose
+from planning.game.rules import RuleOptions, Violation, ViolationCode
 
 POSE = TowerPose(0.5, 0.0, 0.785, 0.01499)
 
 
 def seen(slots: dict[tuple[int, int], int], protrusions=None, out_of_place=(), fell=False):
-    """An observation: `slots` maps (layer, slot) to the block read there."""
+    """An observation: `slots` maps (layer, slot) to the block read there; `protrusions` in mm."""
     protrusions = protrusions or {}
     blocks = [BlockObservation(block, layer, slot, 1, (0.0, 0.0, 0.0), 0.0,
-                               protrusions.get((layer, slot), 0.0), ("left",))
+                               protrusions.get((layer, slot), 0.0) / 1000, ("left",))
               for (layer, slot), block in slots.items()]
     return TowerObservation(0.0, POSE, 0.0, 0.1, blocks, {k: True for k in slots},
                             out_of_place=list(out_of_place), fell=fell)

@@ -7,14 +7,17 @@ from controller.turn.hands import Look
 from controller.turn.checks import PLACE_CLEARANCE, outcome_problem, placement_shift
 from perception.observation import TowerObservation
 from perception.tower_estimator import BlockObservation
-from perception.tower_model import TowerPose
-from planning.tower import TowerState
+from planning.game.geometry import TowerGeometry, TowerPose
+from spatialmath import SE3
+from planning.game.tower import TowerState
 
 WIDTH = 0.025
+TOWER = TowerGeometry(SE3(), 0.075, WIDTH, 0.015)     # no gap between neighbours
 
 
 def observation(blocks, occupancy=None, out_of_place=()):
-    seen = [BlockObservation(i, layer, slot, 1, position, 0.0, 0.0, ("left",))
+    """Blocks as (layer, slot, centre in mm, tower frame)."""
+    seen = [BlockObservation(i, layer, slot, 1, tuple(v / 1000 for v in position), 0.0, 0.0, ("left",))
             for i, (layer, slot, position) in enumerate(blocks)]
     full = occupancy if occupancy is not None else {(b.layer, b.slot): True for b in seen}
     return TowerObservation(0.0, TowerPose(0.5, 0.0, 0.0, 0.015), 0.0, 0.1, seen, full,
@@ -24,26 +27,26 @@ def observation(blocks, occupancy=None, out_of_place=()):
 def test_a_new_block_keeps_clear_of_a_neighbour_lying_off_its_slot():
     # layer 19 lies along x, so across is the tower's y; the middle block sits 1.3 mm toward slot 0
     obs = observation([(19, 1, (3.0, -1.3, 276.0))])
-    shift = placement_shift(obs, (19, 0), WIDTH)
+    shift = placement_shift(obs, (19, 0), TOWER)
     assert -0.025 + shift == pytest.approx(-0.0013 - WIDTH - PLACE_CLEARANCE)
-    assert 0.025 + placement_shift(obs, (19, 2), WIDTH) == pytest.approx(-0.0013 + WIDTH + PLACE_CLEARANCE)
+    assert 0.025 + placement_shift(obs, (19, 2), TOWER) == pytest.approx(-0.0013 + WIDTH + PLACE_CLEARANCE)
     # where the neighbour leaves room, the block goes to its slot
-    assert placement_shift(observation([(19, 1, (0.0, -5.0, 276.0))]), (19, 2), WIDTH) == 0.0
+    assert placement_shift(observation([(19, 1, (0.0, -5.0, 276.0))]), (19, 2), TOWER) == 0.0
     # an even layer lies along y: across is x
     obs = observation([(20, 1, (2.0, 0.0, 291.0))])
-    assert 0.025 + placement_shift(obs, (20, 2), WIDTH) == pytest.approx(0.002 + WIDTH + PLACE_CLEARANCE)
+    assert 0.025 + placement_shift(obs, (20, 2), TOWER) == pytest.approx(0.002 + WIDTH + PLACE_CLEARANCE)
 
 
 def test_a_block_between_two_neighbours_goes_as_near_its_slot_as_they_allow():
     obs = observation([(19, 0, (0.0, -26.0, 276.0)), (19, 2, (0.0, 30.0, 276.0))])
-    assert placement_shift(obs, (19, 1), WIDTH) == pytest.approx(-0.026 + WIDTH + PLACE_CLEARANCE)
+    assert placement_shift(obs, (19, 1), TOWER) == pytest.approx(-0.026 + WIDTH + PLACE_CLEARANCE)
     # too narrow a gap for the clearance: midway
     obs = observation([(19, 0, (0.0, -23.0, 276.0)), (19, 2, (0.0, 25.0, 276.0))])
-    assert placement_shift(obs, (19, 1), WIDTH) == pytest.approx(0.001)
+    assert placement_shift(obs, (19, 1), TOWER) == pytest.approx(0.001)
 
 
 def test_an_empty_layer_takes_the_nominal_slot():
-    assert placement_shift(observation([]), (19, 1), WIDTH) == 0.0
+    assert placement_shift(observation([]), (19, 1), TOWER) == 0.0
 
 
 def seen(occupancy, out_of_place=()):

@@ -12,10 +12,10 @@ from controller.turn.procedure import Player
 from controller.turn.report import NoMoveError, Phase, TurnError
 from planning.motion.planner import PUSH_THROUGH
 from planning.policies import POLICIES, Policy
-from planning.rules import RuleOptions, legal_sources
+from planning.game.rules import RuleOptions, legal_sources
 from planning.stability import BlockDims
 from planning.strategy import placement_slot
-from planning.tower import TowerState
+from planning.game.tower import TowerState
 from tests.controller.scripted_hands import Script, ScriptedHands, look_at
 
 DIMS = BlockDims(0.075, 0.025, 0.015, 0.0135)

@@ -11,8 +11,8 @@ import pytest
 
 from controller.cell_link import CellLink
 from controller.commands.play_cmd import SIM_STALL_S
-from controller.retract import retract
-from controller.safety import Level, SafetyMonitor
+from controller.safety.retract import retract
+from controller.safety.monitor import Level, SafetyMonitor
 from firmware_bridge.client import MotionOutcome
 from hardware.sim.ground_truth import GroundTruth
 from hardware.sim.server import SimServer

@@ -10,7 +10,7 @@ from controller.solo import play_game
 from controller.turn.procedure import Player
 from hardware.sim.world import SimWorld
 from planning.policies import Policy
-from planning.rules import RuleOptions
+from planning.game.rules import RuleOptions
 from planning.stability import BlockDims
 from tests.controller.scripted_hands import Recording, Replay
 

@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from controller.match_log import read_events
-from controller.match_progress import MatchProgress
-from controller.match_runner import ROBOT
+from controller.match.log import read_events
+from controller.match.progress import MatchProgress
+from controller.match.runner import ROBOT
 from tests.hardware.processes import children
 
 pytestmark = pytest.mark.hil

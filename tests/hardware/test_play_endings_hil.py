@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from controller.match_log import read_events
+from controller.match.log import read_events
 from tests.hardware.processes import Lines, children
 
 pytestmark = pytest.mark.hil

@@ -18,10 +18,10 @@ from controller.solo import play_game
 from controller.turn.arm_hands import arm_player
 from controller.turn.procedure import Player
 from planning.policies import Policy
-from planning.rules import check_move
+from planning.game.rules import check_move
 from planning.stability import BlockDims
 from tests.controller.scripted_hands import Recording, Replay
-from planning.tower import TowerState, layer_axis
+from planning.game.tower import TowerState, layer_axis
 
 pytestmark = pytest.mark.hil
 

@@ -9,7 +9,7 @@ import pytest
 
 from controller.cell_link import CellLink
 from controller.commands.play_cmd import SIM_STALL_S
-from controller.safety import Level, SafetyMonitor
+from controller.safety.monitor import Level, SafetyMonitor
 from firmware_bridge.client import MotionOutcome
 from firmware_bridge.messages import Status
 from hardware.sim.server import SimServer

@@ -6,7 +6,7 @@ import pytest
 from hardware.sim.arrange import ArrangeError, arrange_tower
 from hardware.sim.ground_truth import GroundTruth
 from perception.pipeline import Perception
-from planning.tower import TowerState
+from planning.game.tower import TowerState
 from tests.perception.conftest import frames_of
 
 pytestmark = pytest.mark.slow

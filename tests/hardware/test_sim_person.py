@@ -7,13 +7,13 @@ images before and after, names it."""
 import numpy as np
 import pytest
 
-from controller.referee import judge_seen_move
+from controller.match.referee import judge_seen_move
 from hardware.sim.ground_truth import GroundTruth
 from hardware.sim.person import MISTAKES, SimPerson, Skill
 from hardware.sim.world import SimWorld
 from perception.pipeline import Perception
-from planning.rules import ViolationCode, legal_sources, placement_target
-from planning.tower import TowerState
+from planning.game.rules import ViolationCode, legal_sources, placement_target
+from planning.game.tower import TowerState
 from tests.perception.conftest import frames_of
 
 TURN_LIMIT_S = 120.0

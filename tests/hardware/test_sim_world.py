@@ -147,7 +147,7 @@ def test_cameras_see_the_block_markers(world, fresh):
 
 def test_a_cell_the_simulator_cannot_build(default_cell):
     import dataclasses
-    from planning.cell.model import Capsule
+    from planning.game.cell.model import Capsule
     broken_tool = dataclasses.replace(default_cell.tool, body=(Capsule((0, 0, 0.05), (0, 0, 0.05), 0.0004),))
     cell = dataclasses.replace(default_cell, tool=broken_tool)
     with pytest.raises(SimBuildError, match="cannot build cell 'default'"):

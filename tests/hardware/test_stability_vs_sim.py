@@ -15,9 +15,9 @@ from hardware.cells import DEFAULT_CELL
 from hardware.sim.ground_truth import GroundTruth
 from hardware.sim.scenes import awake, shift_block, take_out
 from hardware.sim.world import SimWorld
-from planning.cell.loader import load_cell
+from planning.game.cell.loader import load_cell
 from planning.stability import BlockDims, analyse
-from planning.tower import TowerState, layer_axis
+from planning.game.tower import TowerState, layer_axis
 
 FELL_MM = 5.0
 FELL_TILT_DEG = 5.0

@@ -13,7 +13,8 @@ from perception.calibration import store
 from perception.calibration.charuco import IntrinsicsError, calibrate as calibrate_intrinsics
 from perception.calibration.extrinsics import calibrate as calibrate_extrinsics
 from perception.camera_model import CameraModel
-from perception.tower_model import TowerModel, TowerPose
+from perception.tower_model import TowerModel
+from planning.game.geometry import TowerPose
 
 pytestmark = pytest.mark.slow
 

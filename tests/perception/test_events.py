@@ -2,17 +2,18 @@
 
 import numpy as np
 
-from perception.events import FallWatch, SettleWatch, TowerFell, TowerSettled, WorkspaceWatch
+from perception.events import FallWatch, SettleWatch, TowerFell, TowerSettled
 from perception.observation import TowerObservation
 from perception.tower_estimator import BlockObservation
-from perception.tower_model import TowerPose
+from planning.game.geometry import TowerPose
 from tests.perception.conftest import frames_of
 
 POSE = TowerPose(0.5, 0.0, 0.785, 0.01499)
 
 
 def observation(t, offset_mm=0.0, fell=False):
-    blocks = [BlockObservation(i, 1 + i // 3, i % 3, 1, (i * 1.0 + offset_mm, 0.0, 7.0), 0.0, 0.0, ("left",))
+    blocks = [BlockObservation(i, 1 + i // 3, i % 3, 1, ((i * 1.0 + offset_mm) / 1000, 0.0, 0.007), 0.0,
+                               0.0, ("left",))
               for i in range(6)]
     return TowerObservation(t, POSE, 0.0, 0.1, blocks, {}, fell=fell)
 

@@ -39,7 +39,7 @@ def test_a_fresh_tower_is_seen_whole_and_flush(sim_world, default_cell):
     assert not obs.fell
     assert obs.tower_state().stories() == "18"
     assert len(obs.blocks) == 54 and not obs.unread and not obs.out_of_place
-    assert max(abs(b.protrusion_mm) for b in obs.blocks) < 1.5
+    assert max(abs(b.protrusion) for b in obs.blocks) < 0.0015
     assert obs.tilt_deg < 2.0
 
 
@@ -49,7 +49,7 @@ def test_a_midgame_tower_with_known_answers(midgame_scene, default_cell):
     obs = perception.observe(frames).observation
     assert obs.tower_state().layers == truth.tower_state().layers
     # Every block that was pushed out or in reads as such, to within a millimetre.
-    base = {b.block: b.protrusion_mm for b in obs.blocks}
+    base = {b.block: b.protrusion for b in obs.blocks}
     assert scene.protruded
     seen = 0
     for block, moved in scene.protruded.items():
@@ -59,7 +59,7 @@ def test_a_midgame_tower_with_known_answers(midgame_scene, default_cell):
         axis = perception.model.axis(observed.layer)
         true_axis = world.data.xmat[world.block_body[block]].reshape(3, 3)[:, 0]
         sign = np.sign(obs.pose.vector_to_tower(true_axis) @ axis)
-        assert abs(observed.protrusion_mm - sign * moved * 1000) < 1.5, (block, observed, moved)
+        assert abs(observed.protrusion - sign * moved) < 0.0015, (block, observed, moved)
         seen += 1
     assert seen >= len(scene.protruded) - 1
 

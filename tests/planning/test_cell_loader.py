@@ -3,7 +3,7 @@ import math
 
 import pytest
 
-from planning.cell import CellError, load_cell
+from planning.game.cell import CellError, load_cell
 
 
 def test_default_cell_is_typed_immutable_and_in_si_units(default_cell):

@@ -4,7 +4,7 @@ kept out of by every plan, so the robot never breaks a beam itself."""
 import numpy as np
 import pytest
 
-from planning.cell import CellError, load_cell
+from planning.game.cell import CellError, load_cell
 from planning.motion.planner import PUSH_THROUGH
 from planning.motion.plans import MoveStep
 

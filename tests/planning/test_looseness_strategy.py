@@ -6,7 +6,7 @@ from planning.strategy import (MAX_PROBES, MIN_ALIGN_N, MIN_PRESS_N, PLACE_SAFET
                                Decision, after_probe, best_probed, next_probe, placement_guards,
                                placement_slot, rank, set_down_ends)
 from planning.stability import press_limit_n, push_limit_n
-from planning.tower import TowerState
+from planning.game.tower import TowerState
 
 DIMS = BlockDims(0.075, 0.025, 0.015)
 

@@ -3,11 +3,11 @@
 import numpy as np
 import pytest
 
-from planning.cell import parse_cell
+from planning.game.cell import parse_cell
 from planning.motion.planner import (PLACE_OVERHANG, PUSH_THROUGH, SQUEEZE_INSIDE, TRANSIT_MARGIN,
                                      MotionPlanner)
-from planning.motion.plans import GripStep, MoveStep, PlanError
-from planning.tower import layer_axis
+from planning.motion.plans import GripStep, PlanError
+from planning.game.tower import layer_axis
 
 TALL = 19
 

@@ -8,10 +8,10 @@ from hypothesis import strategies as st
 
 from planning.looseness import LoosenessBelief, ProbeOutcome, probe_threshold_n
 from planning.policies import (JAM_N, MIDDLE_FIRST_THRESHOLD_N, NoBlock, Policy, TurnView)
-from planning.rules import legal_sources
+from planning.game.rules import legal_sources
 from planning.stability import BlockDims
 from planning.strategy import LOWEST_LAYER
-from planning.tower import TowerState
+from planning.game.tower import TowerState
 
 DIMS = BlockDims(0.075, 0.025, 0.015, 0.0193)
 

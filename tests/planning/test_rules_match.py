@@ -1,6 +1,6 @@
 import pytest
 
-from planning.rules import Match, MatchConfig, RoundResult, RoundStatus, Scoring, team_relay_sequence
+from planning.game.rules import Match, MatchConfig, RoundResult, RoundStatus, Scoring, team_relay_sequence
 
 
 def fell(loser, winner, **turns):

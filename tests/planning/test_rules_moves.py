@@ -1,9 +1,9 @@
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from planning.rules import (RuleOptions, ViolationCode, check_move, check_no_testing,
+from planning.game.rules import (RuleOptions, ViolationCode, check_move, check_no_testing,
                             check_tested_blocks, legal_sources, placement_target)
-from planning.tower import TowerState
+from planning.game.tower import TowerState
 
 FRESH = TowerState.fresh()
 TOP_TWO = RuleOptions(forbid_top_two=True)

@@ -1,6 +1,6 @@
 import pytest
 
-from planning.rules import (Fall, Phase, RoundReferee, RoundStatus, RuleInputError, RuleOptions,
+from planning.game.rules import (Fall, Phase, RoundReferee, RoundStatus, RuleInputError, RuleOptions,
                             Violation, ViolationCode)
 
 AB = ["A", "B"]

@@ -4,7 +4,7 @@ from hypothesis import given, settings, strategies as st
 
 from planning.stability import (BlockDims, _contact_patches, _margin, analyse, best_slot, block_centre,
                                 press_limit_n, push_limit_n, removal_margin)
-from planning.tower import TowerState
+from planning.game.tower import TowerState
 
 DIMS = BlockDims(0.075, 0.025, 0.015)
 

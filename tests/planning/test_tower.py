@@ -1,7 +1,7 @@
 import pytest
 from hypothesis import given, strategies as st
 
-from planning.tower import (STANDARD_SET_SIZES, TowerError, TowerState, format_stories, layer_axis,
+from planning.game.tower import (STANDARD_SET_SIZES, TowerError, TowerState, format_stories, layer_axis,
                            parse_stories)
 
 

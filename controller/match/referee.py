@@ -1,6 +1,6 @@
 """What the robot, as referee, makes of a person's turn from what its cameras saw before and after
 it: which block left which slot, where it went and which way it lies, which other blocks were left
-out of place, whether the tower fell. The rules (planning/rules) then name the violations.
+out of place, whether the tower fell. The rules (planning/game/rules) then name the violations.
 
 No I/O: it compares two tower observations.
 """
@@ -10,9 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from perception.observation import TowerObservation
-from planning.rules import (RuleOptions, Severity, Violation, ViolationCode, check_move,
+from planning.game.rules import (RuleOptions, Severity, Violation, ViolationCode, check_move,
                             check_no_testing, check_tested_blocks, placement_target)
-from planning.tower import layer_axis
+from planning.game.tower import layer_axis
 
 # A block's shift is the difference of two protrusion measurements, each good to 0.54 mm at its
 # 95th percentile (jenga-robot bench --suite perception): 0.77 mm for the difference. The referee
@@ -70,11 +70,11 @@ def judge_seen_move(before: TowerObservation, after: TowerObservation,
     if move.source is not None and move.target is None and move.block in after.out_of_place:
         # read, but in no slot: lying across the top (the observer fits slots along each layer)
         move.laid_across = True
-    protrusions = {(b.layer, b.slot): b.protrusion_mm for b in before.blocks}
+    protrusions = {(b.layer, b.slot): b.protrusion for b in before.blocks}
     for b in after.blocks:
         key = (b.layer, b.slot)
         if key in protrusions and key != move.source:
-            shift = abs(b.protrusion_mm - protrusions[key])
+            shift = abs(b.protrusion - protrusions[key]) * 1000     # mm, as the rules state it
             if shift > options.displaced_tolerance_mm + SEEN_MARGIN_MM:
                 move.displaced_mm[key] = shift
     if move.source is not None and (move.target is not None or move.laid_across):

@@ -24,9 +24,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from planning.rules import (Fall, Match, MatchConfig, RoundReferee, RoundStatus, RuleInputError,
+from planning.game.rules import (Fall, Match, MatchConfig, RoundReferee, RoundStatus, RuleInputError,
                             Violation, ViolationCode)
-from planning.tower import TowerError, TowerState
+from planning.game.tower import TowerError, TowerState
 
 _CODES = {code.label: code for code in ViolationCode}
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import Enum
 
-from planning.rules.options import RuleOptions
-from planning.tower import SLOTS, Axis, TowerState, layer_axis
+from planning.game.rules.options import RuleOptions
+from planning.game.tower import SLOTS, Axis, TowerState, layer_axis
 
 
 @dataclass(frozen=True)

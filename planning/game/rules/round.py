@@ -13,14 +13,14 @@ it, or nobody.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from enum import Enum
 from typing import Iterable
 
-from planning.rules.moves import Severity, Violation, ViolationCode
-from planning.rules.options import MINOR_FALL_MAX_BLOCKS, RuleOptions
-from planning.rules.turn_order import TurnOrder
-from planning.tower import SLOTS_PER_LAYER
+from planning.game.rules.moves import Severity, Violation, ViolationCode
+from planning.game.rules.options import MINOR_FALL_MAX_BLOCKS, RuleOptions
+from planning.game.rules.turn_order import TurnOrder
+from planning.game.tower import SLOTS_PER_LAYER
 
 
 class RuleInputError(ValueError):

@@ -7,7 +7,7 @@ cameras stamp frames in the same world's time); match time is that plus the log'
 The robot's turn: it plays (controller/turn/) with the safety monitor watching, tells the person it is
 their turn as soon as the arm is home, and watches its settling window; the person's first touch
 (a hand in the workspace, seen by the monitor) closes the window early. The person's turn: the
-robot waits for "done" and the hand gone, looks, rules on the move it saw (controller/referee.py),
+robot waits for "done" and the hand gone, looks, rules on the move it saw (controller/match/referee.py),
 and watches the settling window before it moves again.
 """
 
@@ -17,12 +17,12 @@ import math
 from typing import Callable
 
 from controller.cell_link import CellLink
-from controller.match_log import MatchLog
-from controller.match_progress import MatchProgress
-from controller.match_turns import SAME_MOVE
-from controller.referee import calls_of_one_move, judge_seen_move
-from controller.retract import retract
-from controller.safety import CLEAR_S, Level, SafetyEvent, SafetyMonitor
+from controller.match.log import MatchLog
+from controller.match.progress import MatchProgress
+from controller.match.turns import SAME_MOVE
+from controller.match.referee import calls_of_one_move, judge_seen_move
+from controller.safety.retract import retract
+from controller.safety.monitor import CLEAR_S, Level, SafetyEvent, SafetyMonitor
 from controller.turn.arm_hands import arm_player
 from controller.turn.settling import WindowEnd, watch_settling
 from controller.turn.report import NoMoveError, ProbeRecord, TurnError
@@ -30,8 +30,8 @@ from controller.wording import plural, slot_name, turn_phase
 from perception.observation import PerceptionError, TowerObservation
 from planning.kinematics import ArmModel
 from planning.motion.plans import PlanError
-from planning.rules import Fall, Phase, ViolationCode
-from planning.tower import TowerState
+from planning.game.rules import Fall, Phase, ViolationCode
+from planning.game.tower import TowerState
 
 ROBOT = "robot"
 TOUCH_N = 0.05              # a probe force above this is the robot's first touch

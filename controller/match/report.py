@@ -12,9 +12,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from controller.match_progress import MatchProgress
-from controller.match_turns import LoggedTurn, logged_turns
-from controller.report_plots import plot_probes, plot_tower
+from controller.match.progress import MatchProgress
+from controller.match.turns import LoggedTurn, logged_turns
+from controller.match.plots import plot_probes, plot_tower
 from controller.wording import plural
 
 

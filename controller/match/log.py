@@ -4,7 +4,7 @@ returns, so a controller killed at any moment leaves every event it had logged.
 Each line is `{"seq": n, "event": kind, "wall": iso time, ...fields}`; the first is the `match`
 header (log version, configuration, cell, opponent). World times (`"t"`) are in match time, the
 world's own clock plus the offset the last `clock` event set (a restarted simulator's clock starts
-again at 0; see controller/match_progress.py). A kill during a write can leave half a line at the
+again at 0; see controller/match/progress.py). A kill during a write can leave half a line at the
 end: reading drops it (the event it held was never acted on), and resuming cuts it off the file
 so later lines stay whole.
 """

@@ -153,6 +153,8 @@ class BlockSet:
     height: Spread   # m
     mass: Spread     # kg
     friction: Spread  # wood on wood, dimensionless
+    side_gap: float = 0.00025   # m between neighbours in a layer, typically: blocks side by side
+                                # never touch perfectly
 
     @property
     def layers(self) -> int:

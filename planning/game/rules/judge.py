@@ -11,8 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from planning.rules.options import RuleOptions
-from planning.rules.round import Fall, Note, RoundReferee, RoundResult, RuleInputError
+from planning.game.rules.options import RuleOptions
+from planning.game.rules.round import Fall, Note, RoundReferee, RoundResult, RuleInputError
 
 
 @dataclass(frozen=True)

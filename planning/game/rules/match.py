@@ -17,9 +17,9 @@ from dataclasses import asdict, dataclass, field, fields
 from enum import Enum
 from typing import Any
 
-from planning.rules.options import RuleOptions
-from planning.rules.round import RoundReferee, RoundResult, RoundStatus
-from planning.rules.turn_order import rotated, team_relay_sequence
+from planning.game.rules.options import RuleOptions
+from planning.game.rules.round import RoundReferee, RoundResult, RoundStatus
+from planning.game.rules.turn_order import rotated, team_relay_sequence
 
 
 class Scoring(Enum):

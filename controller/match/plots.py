@@ -9,9 +9,9 @@ from pathlib import Path
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
-from controller.match_turns import LoggedTurn
+from controller.match.turns import LoggedTurn
 from controller.wording import slot_name
-from planning.tower import SLOTS_PER_LAYER, TowerState, layer_axis
+from planning.game.tower import SLOTS_PER_LAYER, TowerState, layer_axis
 
 WOOD = "#d9b27c"
 EMPTY = "#ffffff"

@@ -12,7 +12,7 @@ lands within a frame period plus the time to compare one frame, whatever the tur
 
 Something that stays in the workspace for LOOK_AFTER_S is looked at with perception (while the
 arm is at work): a tower that fell stops the arm's motion and ends the watch (`fell_t`; the arm
-then retracts, slowly: controller/retract.py); blocks lying on the table, where a dropped block
+then retracts, slowly: controller/safety/retract.py); blocks lying on the table, where a dropped block
 lands, are things the cameras can read and not a hand, and are cut out of the comparison.
 """
 
@@ -32,7 +32,7 @@ from firmware_bridge.errors import ArmError
 from firmware_bridge.messages import Status
 from perception.events import WORKSPACE_MARGIN, WorkspaceWatch, capsule_mask
 from perception.pipeline import Perception
-from perception.tower_model import TowerPose
+from planning.game.geometry import TowerPose
 from planning.collision import FINE_PARTS
 from planning.kinematics import ArmModel
 

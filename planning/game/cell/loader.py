@@ -15,7 +15,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from planning.cell.model import (Arm, BlockSet, Camera, Capsule, Cell, Curtain, DHLink, Spread,
+from planning.game.cell.model import (Arm, BlockSet, Camera, Capsule, Cell, Curtain, DHLink, Spread,
                                  Tool, TowerPlacement)
 
 MM = 1e-3
@@ -288,4 +288,5 @@ def _blocks(r: _Reader) -> BlockSet:
                     width=_spread(r, "width_mm", 5, 400, MM),
                     height=_spread(r, "height_mm", 3, 200, MM),
                     mass=_spread(r, "mass_g", 1, 5000, 1e-3),
-                    friction=_spread(r, "friction", 0.05, 1.5, 1.0))
+                    friction=_spread(r, "friction", 0.05, 1.5, 1.0),
+                    side_gap=r.number("side_gap_mm", 0.0, 5.0, 0.25) * MM)

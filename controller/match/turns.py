@@ -1,5 +1,5 @@
 """A match log read back as its turns: who moved, which block went where, what the robot felt on
-each probe, the tower after the turn, how the turn ended. The report (controller/match_report.py)
+each probe, the tower after the turn, how the turn ended. The report (controller/match/report.py)
 is drawn from this, so it can be drawn again from any log, a resumed match's included.
 
 No I/O: it reads a list of logged events.
@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from controller.wording import slot_name
-from planning.tower import TowerError, TowerState
+from planning.game.tower import TowerError, TowerState
 
 SAME_MOVE = "referee, the same move: "     # a note naming another violation of one move
 
