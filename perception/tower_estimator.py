@@ -8,7 +8,7 @@ markers at once, then every block measured against it.
 3. The tower pose (position, yaw, layer pitch) is fitted to all face centres at once with a robust
    loss, so the few blocks that stick out do not pull it.
 4. Every block is measured in the fitted tower frame: centre, yaw, and how far it sits along its
-   own axis (its protrusion), in mm and degrees.
+   own axis (its protrusion), in metres and degrees.
 """
 
 from __future__ import annotations

@@ -25,11 +25,13 @@ class BlockDims:
     width: float
     height: float
     mass: float = 0.0       # kg; needed only for force limits
+    side_gap: float = 0.0   # between neighbours in a layer (planning/game/geometry.py)
 
     @classmethod
     def of(cls, blocks) -> BlockDims:
         """The mean block of a cell's block set (`cell.blocks`)."""
-        return cls(blocks.length.mean, blocks.width.mean, blocks.height.mean, blocks.mass.mean)
+        return cls(blocks.length.mean, blocks.width.mean, blocks.height.mean, blocks.mass.mean,
+                   blocks.side_gap)
 
 
 @dataclass(frozen=True)
@@ -46,7 +48,7 @@ class StabilityReport:
 def block_centre(dims: BlockDims, layer: int, slot: int, offset: float = 0.0) -> np.ndarray:
     """Centre (x, y) in the tower frame of the block at (layer, slot), moved `offset` (m) along
     its axis."""
-    across = (slot - 1) * dims.width
+    across = (slot - 1) * (dims.width + dims.side_gap)
     if layer_axis(layer) == "x":
         return np.array([offset, across])
     return np.array([across, offset])

@@ -15,7 +15,8 @@ from planning.game.geometry import TowerGeometry
 # The wrist reads single 4 ms knocks of 1-2.3 N on a 0.2-0.6 N drag while a loose block slides
 # out (the block catching on the layers it slides between), some every 30 ms; a guard trip whose
 # last DRAG_WINDOW_S of force had a median under DRAG_N was such a knock, and the pull goes on (at
-# most PULL_RESUMES times, controller/turn.py). Pulls that dragged the tower ran at a median of 1.5-2.5 N.
+# most PULL_RESUMES times, controller/turn/arm_hands.py). Pulls that dragged the tower ran at a
+# median of 1.5-2.5 N.
 DRAG_WINDOW_S = 0.04
 DRAG_N = 1.2
 PLACE_CLEARANCE = 0.002     # side gap left to a neighbour in the layer
