@@ -35,7 +35,7 @@ def test_a_loose_block_comes_out_and_goes_on_top(hands):
     hands.mark()
     through = hands.push(LOOSE, 0.027, 3.0, 0.02)
     assert not through.tripped
-    pull = hands.pull(LOOSE, 2.5, 1.2)
+    pull = hands.pull(LOOSE, 2.5, 1.2, 0.04)
     assert pull.came and hands.held is not None
     block = hands.held
     hands.place((19, 1))
