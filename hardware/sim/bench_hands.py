@@ -1,4 +1,6 @@
-"""The robot's block work in the simulated cell without the arm: the game benchmark's fast mode.
+"""The robot's block work in the simulated cell without the arm: the physics under the game
+benchmark's fast hands (controller/bench/fast_hands.py), which carry out the product's own turn
+procedure with it.
 
 What it keeps of a robot turn is the physics that decides a game: every test push, push-through,
 push back home and pull runs through MuJoCo at the robot's speeds and guard forces, with a tip of
