@@ -108,12 +108,18 @@ class CellLink:
         out = {}
         for name, source in self.cameras.items():
             frame = source.latest()
-            for _ in range(200):
-                if frame is not None and frame.time >= after:
-                    break
-                frame = source.read(timeout_s=10.0)
-            else:
-                raise CellLinkError(f"camera {name}: no frame newer than {after:.2f} s")
+            try:
+                for _ in range(200):
+                    if frame is not None and frame.time >= after:
+                        break
+                    frame = source.read(timeout_s=10.0)
+                else:
+                    raise CellLinkError(f"camera {name}: no frame newer than {after:.2f} s")
+            except CameraError as exc:
+                # a camera that went away mid-game: the cell is no longer seen, so nothing more
+                # can be played; the caller stops safely and says so
+                raise CellLinkError(f"{exc}; check the camera and its stream, then start again") \
+                    from None
             out[name] = frame
         return out
 
