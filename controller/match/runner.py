@@ -286,7 +286,7 @@ class MatchRunner:
         player's first touch (the person's, seen by the monitor) ends the window early; else it
         runs out."""
         self.say(f"  the settling window after {placer}'s block ({self.options.window_s:g} s)")
-        offset = self._match_t(0.0)
+        offset = self.progress.offset_s          # match time less world time
 
         def touched() -> float | None:
             first = self._first_entry(released_t) if person_may_touch else None
