@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from planning.game.geometry import slot_offset
 from planning.game.tower import TowerState, layer_axis
 
 
@@ -48,7 +49,7 @@ class StabilityReport:
 def block_centre(dims: BlockDims, layer: int, slot: int, offset: float = 0.0) -> np.ndarray:
     """Centre (x, y) in the tower frame of the block at (layer, slot), moved `offset` (m) along
     its axis."""
-    across = (slot - 1) * (dims.width + dims.side_gap)
+    across = slot_offset(slot, dims.width, dims.side_gap)
     if layer_axis(layer) == "x":
         return np.array([offset, across])
     return np.array([across, offset])

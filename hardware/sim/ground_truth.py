@@ -36,14 +36,12 @@ class GroundTruth:
 
     def __init__(self, world: SimWorld):
         self.world = world
-        x, y = world.cell.tower.position
-        yaw = world.cell.tower.yaw
-        c, s = np.cos(yaw), np.sin(yaw)
-        self._rot = np.array([[c, s, 0.0], [-s, c, 0.0], [0.0, 0.0, 1.0]])  # world -> tower
-        self._origin = np.array([x, y, 0.0])
+        self.geometry = TowerGeometry.from_cell(world.cell)
+        # The tower frame as plain arrays: poses are read for every block at every look.
+        self._rot = np.array(self.geometry.pose.R).T      # world -> tower
+        self._origin = np.array(self.geometry.pose.t)
         self._reference = self.positions()
         self._height = world.cell.blocks.height.mean
-        self.geometry = TowerGeometry.from_cell(world.cell)   # tower frame: as this one's
 
     # --- poses --------------------------------------------------------------------------------
 

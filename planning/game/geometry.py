@@ -23,6 +23,12 @@ from planning.game.cell.model import BlockSet, Cell
 from planning.game.tower import across_index, layer_axis
 
 
+def slot_offset(slot: int, block_width: float, side_gap: float) -> float:
+    """How far a slot's centre lies across its layer from the tower's axis: neighbouring slots are
+    a block's width and the gap beside it apart, slot 1 on the axis."""
+    return (slot - 1) * (block_width + side_gap)
+
+
 @dataclass(frozen=True)
 class TowerPose:
     """The tower frame in the world: its origin on the table, its yaw, the measured layer spacing
@@ -108,7 +114,7 @@ class TowerGeometry:
     @property
     def slot_pitch(self) -> float:
         """Centre to centre of neighbouring slots."""
-        return self.block_width + self.side_gap
+        return slot_offset(2, self.block_width, self.side_gap)
 
     # --- layers and blocks, tower frame -------------------------------------------------------
 
@@ -118,7 +124,7 @@ class TowerGeometry:
 
     def slot_offset(self, slot: int) -> float:
         """How far a slot's centre lies across its layer from the tower's axis."""
-        return (slot - 1) * self.slot_pitch
+        return slot_offset(slot, self.block_width, self.side_gap)
 
     def slot_centre(self, layer: int, slot: int, pitch: float | None = None) -> np.ndarray:
         """Tower-frame centre of the block at (layer, slot), on the tower's (leaning) axis."""
