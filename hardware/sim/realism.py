@@ -110,9 +110,8 @@ def measure(cell: Cell, seed: int, *, drift_s: float = 120.0, layers: range = ra
 
 class _Bench:
     """A world built from the cell and the seed, its fresh state and the force gauge. Every
-    measurement starts from the world exactly as built: `SimWorld.restore` leaves some of the
-    engine's state (what sleeps, the solver's warm start) as the last run left it, and a forced
-    push on seed 2 then moved another block 10.3 mm after a probe against 8.8 mm without one."""
+    measurement starts from the world exactly as built (`SimWorld.restore` is exact), so a figure
+    does not depend on what was measured before it."""
 
     def __init__(self, cell: Cell, seed: int):
         self.seed = seed
@@ -120,11 +119,8 @@ class _Bench:
         self.truth = GroundTruth(self.world)
         self.fresh = self.world.save()
         self.stage = ProbeStage(self.world, self.truth)
-        self._built = mujoco.MjData(self.world.model)
-        mujoco.mj_copyData(self._built, self.world.model, self.world.data)
 
     def reset(self) -> None:
-        mujoco.mj_copyData(self.world.data, self.world.model, self._built)
         self.world.restore(self.fresh)
         self.truth.reference()
 

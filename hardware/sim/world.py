@@ -29,10 +29,17 @@ class SimBuildError(RuntimeError):
 
 @dataclass
 class SavedState:
-    time: float
-    state: np.ndarray
-    ctrl: np.ndarray
+    """Everything of a world at one moment: the engine's whole data (so that what sleeps and the
+    solver's warm start come back too, and a run from a restored state repeats exactly), the
+    fingers' goal, the sensor's bias and its noise generator."""
+    data: mujoco.MjData
+    finger_goal: float
     bias: np.ndarray
+    rng_state: dict
+
+    @property
+    def time(self) -> float:
+        return float(self.data.time)
 
 
 class SimWorld:
@@ -205,32 +212,23 @@ class SimWorld:
     # --- state --------------------------------------------------------------------------------
 
     def save(self) -> SavedState:
-        spec = mujoco.mjtState.mjSTATE_INTEGRATION
-        state = np.empty(mujoco.mj_stateSize(self.model, spec))
-        mujoco.mj_getState(self.model, self.data, state, spec)
-        return SavedState(self.time, state, self.data.ctrl.copy(), self._bias.copy())
+        copy = mujoco.MjData(self.model)
+        mujoco.mj_copyData(copy, self.model, self.data)
+        return SavedState(copy, self._finger_goal, self._bias.copy(), self._rng.bit_generator.state)
 
     def rebuild_tower(self, saved: SavedState) -> None:
         """Put every block back where it was in `saved` (a person rebuilding the tower), at rest;
         the arm, its set-points and the clock carry on."""
-        qpos = np.empty(self.model.nq)
-        mujoco.mj_setState(self.model, self._scratch(), saved.state, mujoco.mjtState.mjSTATE_INTEGRATION)
-        qpos[:] = self._scratch_data.qpos
         for body in self.block_body.values():
             joint = self.model.body_jntadr[body]
             adr, dof = self.model.jnt_qposadr[joint], self.model.jnt_dofadr[joint]
-            self.data.qpos[adr:adr + 7] = qpos[adr:adr + 7]
+            self.data.qpos[adr:adr + 7] = saved.data.qpos[adr:adr + 7]
             self.data.qvel[dof:dof + 6] = 0.0
         mujoco.mj_forward(self.model, self.data)
 
-    def _scratch(self) -> mujoco.MjData:
-        if getattr(self, "_scratch_data", None) is None:
-            self._scratch_data = mujoco.MjData(self.model)
-        return self._scratch_data
-
     def restore(self, saved: SavedState) -> None:
-        mujoco.mj_setState(self.model, self.data, saved.state, mujoco.mjtState.mjSTATE_INTEGRATION)
-        self.data.ctrl[:] = saved.ctrl
-        self._finger_goal = float(saved.ctrl[self.finger_act[0]])
+        """Back to `saved` exactly: a run from here repeats the run from there."""
+        mujoco.mj_copyData(self.data, self.model, saved.data)
+        self._finger_goal = saved.finger_goal
         self._bias = saved.bias.copy()
-        mujoco.mj_forward(self.model, self.data)
+        self._rng.bit_generator.state = saved.rng_state
