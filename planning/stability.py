@@ -16,8 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from planning.game.geometry import slot_offset
-from planning.game.tower import TowerState, layer_axis
+from planning.game.tower import TowerState, layer_axis, slot_offset
 
 
 @dataclass(frozen=True)

@@ -20,13 +20,7 @@ import numpy as np
 from spatialmath import SE3
 
 from planning.game.cell.model import BlockSet, Cell
-from planning.game.tower import across_index, layer_axis
-
-
-def slot_offset(slot: int, block_width: float, side_gap: float) -> float:
-    """How far a slot's centre lies across its layer from the tower's axis: neighbouring slots are
-    a block's width and the gap beside it apart, slot 1 on the axis."""
-    return (slot - 1) * (block_width + side_gap)
+from planning.game.tower import across_index, layer_axis, slot_offset
 
 
 @dataclass(frozen=True)

@@ -46,6 +46,13 @@ def across_index(layer: int) -> int:
     return 1 if layer_axis(layer) == "x" else 0
 
 
+def slot_offset(slot: int, block_width: float, side_gap: float) -> float:
+    """How far a slot's centre lies across its layer from the tower's axis (m): neighbouring slots
+    are a block's width and the gap beside it apart, slot 1 on the axis. The rest of the tower's
+    geometry is in planning/game/geometry.py; this is here so that light code need not import it."""
+    return (slot - 1) * (block_width + side_gap)
+
+
 def format_stories(complete_layers: int, extra_blocks: int) -> str:
     """Height as RULES.md writes it: `18`, `18 1/3`, `40 2/3`."""
     if not 0 <= extra_blocks < SLOTS_PER_LAYER:
