@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import statistics
 import time
 from dataclasses import dataclass, field
 from typing import Callable
@@ -9,12 +10,17 @@ from typing import Callable
 from controller.cell_link import CellLink, CellLinkError
 from controller.turn.arm_hands import arm_player
 from controller.turn.procedure import Player
-from controller.turn.report import NoMoveError, TowerFellError, TurnError, TurnReport
+from controller.turn.report import NoMoveError, Phase, TowerFellError, TurnError, TurnReport
 from firmware_bridge.errors import ArmError, LinkStalledError, PortClosedError
 from perception.observation import PerceptionError
 from planning.motion.plans import PlanError
 from planning.policies import Policy
 from planning.game.rules import RuleOptions
+
+
+# the phase of a turn a fall came in, as the game's ending
+FALL_PHASE = {Phase.PERCEIVE: "look", Phase.PROBE: "probe or push-through", Phase.PULL: "pull",
+              Phase.PLACE: "place", Phase.CLEAR: "place", Phase.SETTLE: "settling window"}
 
 
 @dataclass
@@ -50,22 +56,65 @@ class SoloResult:
     def ok(self) -> bool:
         return self.all_legal and not self.fell and self.error is None
 
+    @property
+    def legal_turns(self) -> int:
+        """Turns that ended legal with the tower standing: the blocks moved."""
+        return sum(1 for t in self.turns if t.legal and not t.fell and not t.error)
 
-def play_solo(link: CellLink, turns: int, options: RuleOptions = RuleOptions(),
+    @property
+    def extraction_success(self) -> float:
+        return self.legal_turns / len(self.turns) if self.turns else 0.0
+
+    @property
+    def probes_per_turn(self) -> float:
+        return sum(len(t.probes) for t in self.turns) / len(self.turns) if self.turns else 0.0
+
+    @property
+    def median_turn_s(self) -> float | None:
+        """Median world time of the legal turns."""
+        times = sorted(t.duration_s for t in self.turns if t.legal and not t.fell and not t.error)
+        return statistics.median(times) if times else None
+
+    def ran_as_asked(self, cap: int | None) -> bool:
+        """Every turn legal up to the cap with the tower standing; or, uncapped, every turn legal
+        up to the one that ended the game as the rules end a solo game (the tower fell, or no
+        block would come out)."""
+        if cap is not None:
+            return self.ok and len(self.turns) == cap
+        return (self.fell or self.no_move) and all(t.legal for t in self.turns[:-1])
+
+    def ending(self, rode: bool = False) -> str:
+        """How the game ended, in words. `rode`: blocks rode along on the last drawn block (the
+        benchmark's fast hands can tell), so a fall while it was placed or settling is the pull's."""
+        if not (self.fell or self.error):
+            return "played every turn asked for"
+        phase = self.turns[-1].phase if self.turns else None
+        if self.fell:
+            if rode and phase in (Phase.PLACE, Phase.CLEAR, Phase.SETTLE):
+                return "fell: pull (blocks rode along on the drawn one)"
+            return "fell: " + FALL_PHASE.get(phase, "during the turn")
+        if self.no_move:
+            return "no block would come out"
+        return self.error
+
+
+def play_solo(link: CellLink, turns: int | None = None, options: RuleOptions = RuleOptions(),
               on_turn: Callable[[TurnReport], None] | None = None,
               policy: Policy | None = None,
               on_phase: Callable[[str, TurnReport], None] | None = None) -> SoloResult:
-    """`policy`: how blocks are chosen (planning/policies.py; the robot's own by default);
-    `on_phase(name, report)` is told as each phase of a turn begins."""
+    """`turns`: a move cap (None: to the game's end); `policy`: how blocks are chosen
+    (planning/policies.py; the robot's own by default); `on_phase(name, report)` is told as each
+    phase of a turn begins."""
     player = arm_player(link, options, policy)
     player.on_phase = on_phase
     return play_game(player, turns, on_turn)
 
 
-def play_game(player: Player, turns: int,
+def play_game(player: Player, turns: int | None = None,
               on_turn: Callable[[TurnReport], None] | None = None) -> SoloResult:
-    """Turn after turn by `player` until the tower falls, a turn goes wrong or `turns` are played:
-    the solo game of `play --solo` and of the game benchmark alike."""
+    """Turn after turn by `player` until the tower falls, no block will come out, a turn goes
+    wrong or, if a cap is given, `turns` are played: the solo game of `play --solo` and of the
+    game benchmark alike."""
     result = SoloResult()
     now = player.hands.now
     wall0, world0 = time.monotonic(), now()
@@ -80,9 +129,11 @@ def play_game(player: Player, turns: int,
     return result
 
 
-def _play_turns(player: Player, turns: int, result: SoloResult,
+def _play_turns(player: Player, turns: int | None, result: SoloResult,
                 on_turn: Callable[[TurnReport], None] | None) -> None:
-    for number in range(1, turns + 1):
+    number = 0
+    while turns is None or number < turns:
+        number += 1
         try:
             report = player.play(number, blocks_moved=number - 1)
         except (TurnError, PlanError, PerceptionError, ArmError, CellLinkError) as exc:

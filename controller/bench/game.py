@@ -1,4 +1,5 @@
-"""`bench --suite game`: solo games until the tower falls or the move cap, for each policy of
+"""`bench --suite game`: whole solo games (until the tower falls or no block will come out; a
+move cap is an option), for each policy of
 planning/policies.py, scored by how high the tower got, how often a turn ended legal with the
 tower standing, how many test pushes a turn took and how long it took in simulated time.
 
@@ -21,7 +22,6 @@ from typing import TYPE_CHECKING, Callable
 
 import numpy as np
 
-from controller.turn.report import Phase
 from planning.policies import POLICIES, Policy
 from planning.game.rules import RuleOptions
 from planning.stability import BlockDims
@@ -29,11 +29,6 @@ from planning.game.tower import TowerState, parse_stories
 
 if TYPE_CHECKING:
     from controller.solo import SoloResult
-
-DEFAULT_MAX_TURNS = 30
-# the phase of a turn a fall came in, as the game's ending
-FALL_PHASE = {Phase.PERCEIVE: "look", Phase.PROBE: "probe or push-through", Phase.PULL: "pull",
-              Phase.PLACE: "place", Phase.CLEAR: "place", Phase.SETTLE: "settling window"}
 
 
 @dataclass
@@ -59,7 +54,7 @@ class GameRecord:
     start_stories: str = ""
     turns: list[TurnRecord] = field(default_factory=list)
     stories: str = ""          # after the last legal turn with the tower standing
-    ended_by: str = "move cap"
+    ended_by: str = "move cap"  # or how the game ended (SoloResult.ending)
     wall_s: float = 0.0
 
     @property
@@ -74,7 +69,7 @@ def stories_value(text: str) -> float:
 
 # --- the games ------------------------------------------------------------------------------------
 
-def play_fast_game(cell, seed: int, policy_name: str, max_turns: int) -> GameRecord:
+def play_fast_game(cell, seed: int, policy_name: str, max_turns: int | None) -> GameRecord:
     """One solo game played by the product's turn procedure with the benchmark's fast hands, the
     tower drawn from `seed`."""
     from controller.bench.fast_hands import FastHands
@@ -96,7 +91,7 @@ def play_fast_game(cell, seed: int, policy_name: str, max_turns: int) -> GameRec
                        time.monotonic() - started)
 
 
-def play_full_game(cell_path: str, seed: int, policy_name: str, max_turns: int) -> GameRecord:
+def play_full_game(cell_path: str, seed: int, policy_name: str, max_turns: int | None) -> GameRecord:
     """One solo game through the product's pipeline (real time)."""
     from controller.cell_link import CellLink, SimulatedCell
     from controller.commands.cell_cmd import load
@@ -129,21 +124,9 @@ def game_record(result: SoloResult, policy: str, seed: int, mode: str, start_sto
     if result.turns and (result.fell or result.error):
         last = game.turns[-1]
         last.fell = result.fell
-        last.cause = _cause(result, rode)
-        game.ended_by = ("fell: " if result.fell else "") + last.cause
+        game.ended_by = result.ending(rode)
+        last.cause = game.ended_by.removeprefix("fell: ")
     return game
-
-
-def _cause(result: SoloResult, rode: bool) -> str:
-    """Why a game ended, in the benchmark's words."""
-    phase = result.turns[-1].phase
-    if result.fell:
-        if rode and phase in (Phase.PLACE, Phase.CLEAR, Phase.SETTLE):
-            return "pull (blocks rode along on the drawn one)"
-        return FALL_PHASE.get(phase, "fell")
-    if result.no_move:
-        return "no block would come out"
-    return result.error or "stopped"
 
 
 # --- figures --------------------------------------------------------------------------------------
@@ -174,7 +157,7 @@ def _fast_game(job: tuple) -> GameRecord:
     return play_fast_game(load(cell_path), seed, name, max_turns)
 
 
-def measure(cell_path: str, seeds: list[int], max_turns: int, full: bool = False,
+def measure(cell_path: str, seeds: list[int], max_turns: int | None = None, full: bool = False,
             policies: tuple[str, ...] = POLICIES, jobs: int = 1,
             progress: Callable[[int, int], None] | None = None) -> dict:
     """Every policy over every seed; the figures per policy under `policies`. Fast games run

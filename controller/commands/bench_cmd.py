@@ -13,7 +13,6 @@ from pathlib import Path
 from controller.commands.cell_cmd import load
 from controller.commands.common import CommandError
 from controller.commands.progress import Progress
-from controller.bench.game import DEFAULT_MAX_TURNS
 from hardware.cells import DEFAULT_CELL
 from planning.policies import POLICIES
 
@@ -36,7 +35,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     bench.add_argument("--reaches", type=int, default=10,
                        help="hands reaching into the workspace for the safety suite (default %(default)s)")
     bench.add_argument("--max-turns", type=int, default=None,
-                       help=f"game suite: the move cap of a game (default {DEFAULT_MAX_TURNS})")
+                       help="game suite: a move cap (default: none, every game to its end)")
     bench.add_argument("--policies", default=",".join(POLICIES),
                        help="game suite: which policies, comma-separated (default: all three)")
     bench.add_argument("--full", action="store_true",
@@ -101,10 +100,11 @@ def _game(args: argparse.Namespace) -> tuple[dict, str]:
     from controller.bench.game import measure
     seeds = list(range(args.first_seed, args.first_seed + args.seeds))
     policies = tuple(p for p in POLICIES if p in args.policies.split(","))
-    figures = measure(args.cell, seeds, args.max_turns or DEFAULT_MAX_TURNS, full=args.full,
+    figures = measure(args.cell, seeds, args.max_turns, full=args.full,
                       policies=policies, jobs=args.jobs, progress=Progress("bench game"))
     lines = [f"### game ({figures['mode']} mode, seeds {seeds[0]}-{seeds[-1]}, "
-             f"at most {figures['max_turns']} turns, wall {figures['wall_s']} s)", "",
+             + (f"at most {figures['max_turns']} turns" if figures['max_turns'] else "whole games")
+             + f", wall {figures['wall_s']} s)", "",
              "| policy | " + " | ".join(GAME_COLUMNS) + " |",
              "| --- |" + " --- |" * len(GAME_COLUMNS)]
     for name, row in figures["policies"].items():

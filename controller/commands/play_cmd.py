@@ -1,5 +1,5 @@
 """`jenga-robot play`: the robot plays a match against a person (by default the simulated cell's
-simulated person), or with `--solo` builds alone for a number of turns."""
+simulated person), or with `--solo` builds alone until the tower falls or no block will come out."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ PERSON_MISTAKES = ("wrong_orientation", "forbidden_layer", "new_layer_early", "t
 
 # Options that apply to one kind of play, with their defaults. Each is None unless given, so that
 # one given where it does not apply is refused rather than silently ignored.
-SOLO_OPTIONS = {"turns": 10, "records": "reports/solo-records.json", "report": None}
+SOLO_OPTIONS = {"turns": None, "records": "reports/solo-records.json", "report": None}
 MATCH_OPTIONS = {"scoring": "round_wins", "points": 1, "rounds": 3, "first": "person", "variant": [],
                  "person": None, "person_skill": 0.7, "person_mistake": None, "report_dir": None,
                  "resume": None, "turn_limit_s": None}
@@ -33,7 +33,9 @@ DEFAULT_SEED = 1
 def register(commands: argparse._SubParsersAction) -> None:
     play = commands.add_parser("play", help="play Jenga (the simulated cell unless hardware is named)")
     play.add_argument("--solo", action="store_true", help="the robot plays every turn")
-    play.add_argument("--turns", type=int, help="turns of a solo game (default 10)")
+    play.add_argument("--turns", type=int,
+                      help="a move cap for a solo game (default: none, the game goes on until the "
+                           "tower falls or no block will come out)")
     play.add_argument("--scoring", choices=[s.value for s in Scoring],
                       help="match scoring (default round_wins; team: the robot and the person "
                            "are a team each)")
@@ -111,7 +113,11 @@ def write_report(path: str, result) -> None:
     turns = [dataclasses.asdict(t) | {"duration_s": t.duration_s} for t in result.turns]
     document = {"turns": turns, "stories": result.stories, "fell": result.fell, "error": result.error,
                 "tower": result.tower, "world_s": round(result.world_s, 3),
-                "wall_s": round(result.wall_s, 3), "pace": round(result.pace, 3)}
+                "wall_s": round(result.wall_s, 3), "pace": round(result.pace, 3),
+                "legal_turns": result.legal_turns, "ended": result.ending(),
+                "extraction_success": round(result.extraction_success, 3),
+                "probes_per_turn": round(result.probes_per_turn, 2),
+                "median_turn_s": result.median_turn_s}
     with open(path, "w") as out:
         json.dump(document, out, indent=1, default=lambda o: o.item() if hasattr(o, "item") else str(o))
 
@@ -125,7 +131,7 @@ def run_play(args: argparse.Namespace) -> int:
     if not args.solo:
         from controller.commands.match_cmd import run_match
         return run_match(args)
-    if args.turns < 1:
+    if args.turns is not None and args.turns < 1:
         raise CommandError("--turns must be at least 1")
     cell = load(args.cell)
     cameras = dict(item.split("=", 1) for item in args.camera if "=" in item)
@@ -159,8 +165,13 @@ def run_play(args: argparse.Namespace) -> int:
           + (f"; {result.world_s:.0f} s of world time in {result.wall_s:.0f} s "
              f"(pace {result.pace:.2f})" if result.world_s > 0 else "")
           + (f"; stopped: {result.error}" if result.error else ""), flush=True)
+    print(f"game: {result.legal_turns} legal {'turn' if result.legal_turns == 1 else 'turns'}, "
+          f"ended: {result.ending()}; extraction success {result.extraction_success:.0%}, "
+          f"{result.probes_per_turn:.1f} probes a turn"
+          + (f", median turn {result.median_turn_s:.1f} s" if result.median_turn_s else ""),
+          flush=True)
     print(solo_record_line(args, cell, result), flush=True)
-    return 0 if result.ok and len(result.turns) == args.turns else EXIT_FAILED
+    return 0 if result.ran_as_asked(args.turns) else EXIT_FAILED
 
 
 def solo_record_line(args: argparse.Namespace, cell, result) -> str:

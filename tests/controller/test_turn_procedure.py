@@ -119,6 +119,31 @@ def test_a_fall_in_the_window_is_reported_and_ends_the_game():
     assert result.turns[0].fell and result.fell and len(result.turns) == 1
 
 
+def test_an_uncapped_game_goes_on_until_no_block_will_come_out():
+    # Blocks come out for the first few turns, then every one jams: only the rules can end the
+    # game (the scripted hands never let the tower fall).
+    seen = {}
+    script = Script(jams=lambda source: len(seen["hands"].steps) > 40)
+    p, seen["hands"] = player(script=script, policy="middle-first")
+    result = play_game(p)
+    assert result.no_move and not result.fell and result.ending() == "no block would come out"
+    # the last turn found nothing to take; every one before it moved a block
+    assert result.turns[-1].source is None and result.legal_turns == len(result.turns) - 1 >= 3
+    assert result.median_turn_s > 0 and result.probes_per_turn >= 1.0
+    assert result.ran_as_asked(None) and not result.ran_as_asked(len(result.turns))
+    capped = play_game(player(policy="middle-first")[0], 2)
+    assert len(capped.turns) == 2 and capped.ending() == "played every turn asked for"
+    assert capped.ran_as_asked(2) and not capped.ran_as_asked(None)
+
+
+def test_a_game_says_how_it_ended():
+    p, hands = player(script=Script(falls_in_window=True))
+    fell = play_game(p)
+    assert fell.ending() == "fell: settling window"
+    # a game that ends in a fall on its first turn still ran as asked: the fall is the game's end
+    assert fell.ran_as_asked(None) and not fell.ran_as_asked(5)
+
+
 def test_a_match_turn_ends_when_the_hands_are_clear_and_leaves_the_window_to_the_match():
     p, hands = player()
     report = p.play(1, watch_window=False)
