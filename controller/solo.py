@@ -57,9 +57,13 @@ class SoloResult:
         return self.all_legal and not self.fell and self.error is None
 
     @property
+    def moved(self) -> list[TurnReport]:
+        """The turns that ended legal with the tower standing: a block moved each."""
+        return [t for t in self.turns if t.legal and not t.fell and not t.error]
+
+    @property
     def legal_turns(self) -> int:
-        """Turns that ended legal with the tower standing: the blocks moved."""
-        return sum(1 for t in self.turns if t.legal and not t.fell and not t.error)
+        return len(self.moved)
 
     @property
     def extraction_success(self) -> float:
@@ -72,7 +76,7 @@ class SoloResult:
     @property
     def median_turn_s(self) -> float | None:
         """Median world time of the legal turns."""
-        times = sorted(t.duration_s for t in self.turns if t.legal and not t.fell and not t.error)
+        times = [t.duration_s for t in self.moved]
         return statistics.median(times) if times else None
 
     def ran_as_asked(self, cap: int | None) -> bool:
@@ -83,19 +87,22 @@ class SoloResult:
             return self.ok and len(self.turns) == cap
         return (self.fell or self.no_move) and all(t.legal for t in self.turns[:-1])
 
-    def ending(self, rode: bool = False) -> str:
-        """How the game ended, in words. `rode`: blocks rode along on the last drawn block (the
-        benchmark's fast hands can tell), so a fall while it was placed or settling is the pull's."""
-        if not (self.fell or self.error):
-            return "played every turn asked for"
+    def fall_cause(self, rode: bool = False) -> str:
+        """Where in its last turn the tower fell. `rode`: blocks rode along on the last drawn
+        block (the benchmark's fast hands can tell), so a fall while it was placed or settling is
+        the pull's."""
         phase = self.turns[-1].phase if self.turns else None
+        if rode and phase in (Phase.PLACE, Phase.CLEAR, Phase.SETTLE):
+            return "pull (blocks rode along on the drawn one)"
+        return FALL_PHASE.get(phase, "during the turn")
+
+    def ending(self, rode: bool = False) -> str:
+        """How the game ended, in words (`rode`: as for fall_cause)."""
         if self.fell:
-            if rode and phase in (Phase.PLACE, Phase.CLEAR, Phase.SETTLE):
-                return "fell: pull (blocks rode along on the drawn one)"
-            return "fell: " + FALL_PHASE.get(phase, "during the turn")
+            return "fell: " + self.fall_cause(rode)
         if self.no_move:
             return "no block would come out"
-        return self.error
+        return self.error or "played every turn asked for"
 
 
 def play_solo(link: CellLink, turns: int | None = None, options: RuleOptions = RuleOptions(),

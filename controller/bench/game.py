@@ -125,7 +125,7 @@ def game_record(result: SoloResult, policy: str, seed: int, mode: str, start_sto
         last = game.turns[-1]
         last.fell = result.fell
         game.ended_by = result.ending(rode)
-        last.cause = game.ended_by.removeprefix("fell: ")
+        last.cause = result.fall_cause(rode) if result.fell else game.ended_by
     return game
 
 

@@ -165,7 +165,7 @@ def run_play(args: argparse.Namespace) -> int:
           + (f"; {result.world_s:.0f} s of world time in {result.wall_s:.0f} s "
              f"(pace {result.pace:.2f})" if result.world_s > 0 else "")
           + (f"; stopped: {result.error}" if result.error else ""), flush=True)
-    print(f"game: {result.legal_turns} legal {'turn' if result.legal_turns == 1 else 'turns'}, "
+    print(f"game: {plural(result.legal_turns, 'legal turn')}, "
           f"ended: {result.ending()}; extraction success {result.extraction_success:.0%}, "
           f"{result.probes_per_turn:.1f} probes a turn"
           + (f", median turn {result.median_turn_s:.1f} s" if result.median_turn_s else ""),

@@ -37,10 +37,6 @@ class SavedState:
     bias: np.ndarray
     rng_state: dict
 
-    @property
-    def time(self) -> float:
-        return float(self.data.time)
-
 
 class SimWorld:
     """One simulated cell with a tower drawn from `seed`. The tower is settled on construction."""
