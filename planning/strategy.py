@@ -175,6 +175,15 @@ def rank(tower: TowerState, belief: LoosenessBelief, dims: BlockDims,
     return sorted(out, key=lambda c: (c.rider, -c.alone_p, -c.margin_mm, c.source))
 
 
+def keeps_less(tower: TowerState, source: tuple[int, int]) -> bool:
+    """Whether taking `source` leaves its layer with no block that could still be taken: the middle
+    of a full layer leaves two side blocks, and taking either would leave a lone side block that
+    cannot carry the tower; a side block taken first leaves the other side to take, and then a
+    middle block alone, which can."""
+    layer, slot = source
+    return slot == 1 and sum(tower.row(layer)) == 3
+
+
 def _rider(tower: TowerState, belief: LoosenessBelief, source: tuple[int, int], end: int
            ) -> tuple[tuple[int, int] | None, float]:
     """The block of the layer above that lies across `source`'s `end`, and the chance that it

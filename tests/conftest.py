@@ -35,10 +35,10 @@ SLOW_PATHS = ("tests/hardware/", "tests/perception/test_tower_perception.py",
               "tests/controller/test_cli_bench", "tests/controller/test_cli_cell.py")
 # The longest modules (a whole match, robot turns), started first so that the parallel workers do
 # not end with one of them running alone. With two workers, each takes two of these to begin with,
-# in turn: the match (about 220 s) pairs with a short one, the robot's turns (120 s) with the
-# game benchmark's (90 s).
+# in turn: the match (200-380 s) pairs with the endings of play, the robot's turn (130-250 s) with
+# the stability checks.
 FIRST = ("test_match_hil.py", "test_robot_turns_hil.py", "test_play_endings_hil.py",
-         "test_game_bench_hil.py", "test_stability_vs_sim.py")
+         "test_stability_vs_sim.py")
 
 
 def pytest_collection_modifyitems(config, items):

@@ -3,6 +3,9 @@ move cap is an option), for each policy of
 planning/policies.py, scored by how high the tower got, how often a turn ended legal with the
 tower standing, how many test pushes a turn took and how long it took in simulated time.
 
+`oracle` (controller/bench/oracle.py), fast mode only, is the ceiling: a player that knows each
+block's true load.
+
 Both modes play the product's own solo game (controller/solo.py) and turn procedure
 (controller/turn/procedure.py); they differ in the hands that carry the turns out:
 - fast: the benchmark's hands in an in-process simulated cell (controller/bench/fast_hands.py):
@@ -83,12 +86,20 @@ def play_fast_game(cell, seed: int, policy_name: str, max_turns: int | None) -> 
         hands = FastHands(world)
         start = hands.bench.truth.tower_state().stories()
         player = Player(hands, BlockDims.of(cell.blocks), RuleOptions(),
-                        Policy(policy_name, np.random.default_rng(seed)))
+                        fast_policy(policy_name, seed, hands))
         result = play_game(player, max_turns)
     finally:
         world.close()
     return game_record(result, policy_name, seed, "fast", start, bool(hands.rode),
                        time.monotonic() - started)
+
+
+def fast_policy(name: str, seed: int, hands) -> Policy:
+    """The policy `name` for a fast game: the oracle reads the loads through the hands' simulator."""
+    from controller.bench.oracle import ORACLE, OraclePolicy
+    if name == ORACLE:
+        return OraclePolicy(loads=hands.bench.truth.loads)
+    return Policy(name, np.random.default_rng(seed))
 
 
 def play_full_game(cell_path: str, seed: int, policy_name: str, max_turns: int | None) -> GameRecord:
@@ -163,6 +174,10 @@ def measure(cell_path: str, seeds: list[int], max_turns: int | None = None, full
     """Every policy over every seed; the figures per policy under `policies`. Fast games run
     `jobs` at a time, each in its own process (they share nothing); full games one at a time,
     as each needs the machine to itself to keep real time."""
+    from controller.bench.oracle import ORACLE
+    if full and ORACLE in policies:
+        raise ValueError("the oracle plays only in the fast mode: it reads the loads from a "
+                         "simulator in its own process")
     started = time.monotonic()
     out = {"mode": "full" if full else "fast", "seeds": seeds, "max_turns": max_turns,
            "policies": {}}

@@ -14,6 +14,7 @@ from controller.commands.cell_cmd import load
 from controller.commands.common import CommandError
 from controller.commands.progress import Progress
 from hardware.cells import DEFAULT_CELL
+from controller.bench.oracle import BENCH_POLICIES, ORACLE
 from planning.policies import POLICIES
 
 SUITES = ("game", "link", "sim", "perception", "safety")
@@ -37,7 +38,8 @@ def register(commands: argparse._SubParsersAction) -> None:
     bench.add_argument("--max-turns", type=int, default=None,
                        help="game suite: a move cap (default: none, every game to its end)")
     bench.add_argument("--policies", default=",".join(POLICIES),
-                       help="game suite: which policies, comma-separated (default: all three)")
+                       help="game suite: which policies, comma-separated (default: the product's "
+                       "three; `oracle`, fast mode only, knows each block's true load)")
     bench.add_argument("--full", action="store_true",
                        help="game suite: play through the product's whole pipeline (sim serve, serial "
                        "pty, camera streams), in real time, instead of the fast mode")
@@ -62,9 +64,14 @@ def run_bench(args: argparse.Namespace) -> int:
                            "least 1")
     if args.max_turns is not None and args.max_turns < 1:
         raise CommandError("--max-turns must be at least 1")
-    unknown = set(args.policies.split(",")) - set(POLICIES)
+    asked = set(args.policies.split(","))
+    unknown = asked - set(BENCH_POLICIES)
     if unknown:
-        raise CommandError(f"unknown policy {', '.join(sorted(unknown))}; known: {', '.join(POLICIES)}")
+        raise CommandError(f"unknown policy {', '.join(sorted(unknown))}; known: "
+                           f"{', '.join(BENCH_POLICIES)}")
+    if args.full and ORACLE in asked:
+        raise CommandError("the oracle plays only in the fast mode (it reads the simulator's "
+                           "loads in its own process): leave out --full or the oracle")
     report = {"machine": machine(), "suites": {}}
     tables = []
     for suite in suites:
@@ -99,7 +106,7 @@ GAME_COLUMNS = ("stories_median", "stories_max", "blocks_moved_median", "extract
 def _game(args: argparse.Namespace) -> tuple[dict, str]:
     from controller.bench.game import measure
     seeds = list(range(args.first_seed, args.first_seed + args.seeds))
-    policies = tuple(p for p in POLICIES if p in args.policies.split(","))
+    policies = tuple(p for p in BENCH_POLICIES if p in args.policies.split(","))
     figures = measure(args.cell, seeds, args.max_turns, full=args.full,
                       policies=policies, jobs=args.jobs, progress=Progress("bench game"))
     lines = [f"### game ({figures['mode']} mode, seeds {seeds[0]}-{seeds[-1]}, "
@@ -110,7 +117,8 @@ def _game(args: argparse.Namespace) -> tuple[dict, str]:
     for name, row in figures["policies"].items():
         cells = [", ".join(f"{k} {v}" for k, v in row[c].items()) or "none" if isinstance(row[c], dict)
                  else str(row[c]) for c in GAME_COLUMNS]
-        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+        label = f"{name} (knows the true loads; not the robot)" if name == ORACLE else name
+        lines.append(f"| {label} | " + " | ".join(cells) + " |")
     return figures, "\n".join(lines)
 
 

@@ -7,6 +7,7 @@ product must see the tower through its cameras and feel it through the wrist sen
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass
 
 import mujoco
@@ -134,6 +135,37 @@ class GroundTruth:
                 mujoco.mj_contactForce(model, data, i, wrench)
                 total += abs(wrench[0])
         return total
+
+    def loads(self) -> dict[tuple[int, int], float]:
+        """The true load on each block in the tower (N): the normal force the blocks of the layer
+        above press on its top face with. What the friction a push must beat grows with; zero for a
+        block nothing rests on. Keyed by (layer, slot)."""
+        model, data = self.world.model, self._awake_copy()
+        slot_of = {geom: self.slot_of(b) for b, geom in self.world.block_geom.items()}
+        load = {where: 0.0 for where in slot_of.values() if where is not None}
+        wrench = np.zeros(6)
+        for i in range(data.ncon):
+            contact = data.contact[i]
+            a, b = slot_of.get(contact.geom1), slot_of.get(contact.geom2)
+            if a is None or b is None or abs(a[0] - b[0]) != 1:
+                continue
+            mujoco.mj_contactForce(model, data, i, wrench)
+            lower = a if a[0] < b[0] else b
+            load[lower] += float(abs(wrench[0]))
+        return load
+
+    def _awake_copy(self) -> mujoco.MjData:
+        """The world's data with every contact and force worked out, the world itself untouched: a
+        tower at rest sleeps, and the engine finds no contacts for sleeping bodies."""
+        model, data = self.world.model, copy.copy(self.world.data)
+        flag = int(mujoco.mjtEnableBit.mjENBL_SLEEP)
+        slept = model.opt.enableflags & flag
+        model.opt.enableflags &= ~flag
+        try:
+            mujoco.mj_forward(model, data)
+        finally:
+            model.opt.enableflags |= slept
+        return data
 
     def fingertip_force(self) -> float:
         """Force in the robot's compliant fingertip (N): stiffness times deflection."""

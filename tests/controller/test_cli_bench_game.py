@@ -1,5 +1,5 @@
 """`jenga-robot bench --suite game` in its fast mode: each policy's figures in the JSON, the table
-on stdout, the mode and the wall time said. (Two policies, one turn each, to keep the suite short;
+on stdout, the mode and the wall time said. (Two policies, the rule-based baseline and the oracle, one turn each, to keep the suite short;
 the robot's own policy plays in tests/hardware/test_bench_hands.py's physics and the robot turns'
 tests.)"""
 
@@ -15,19 +15,20 @@ def test_game_benchmark_reports_every_policy(tmp_path):
     out = tmp_path / "game.json"
     run = subprocess.run([sys.executable, "-m", "controller.cli", "bench", "--suite", "game",
                           "--seeds", "1", "--first-seed", "2", "--max-turns", "1",
-                          "--policies", "random,middle-first",
+                          "--policies", "oracle,middle-first",
                           "--json", str(out)],
                          capture_output=True, text=True, timeout=600)
     assert run.returncode == 0, run.stderr
     figures = json.loads(out.read_text())
     assert figures["mode"] == "fast" and figures["wall_s"] > 0 and figures["max_turns"] == 1
-    assert list(figures["policies"]) == ["random", "middle-first"]
+    assert list(figures["policies"]) == ["middle-first", "oracle"]
     for name, row in figures["policies"].items():
         assert all(key in row for key in FIGURES), name
         assert row["games"] == 1 and len(row["games_detail"][0]["turns"]) == 1
         assert 0.0 <= row["extraction_success"] <= 1.0
-        assert f"| {name} |" in run.stdout
-    assert figures["policies"]["random"]["probes_per_turn"] == 0.0
+        assert f"| {name} " in run.stdout
+    assert "| oracle (knows the true loads; not the robot) |" in run.stdout
+    assert figures["policies"]["oracle"]["probes_per_turn"] == 0.0
     assert figures["policies"]["middle-first"]["probes_per_turn"] >= 1.0
     assert "fast mode" in run.stdout and "bench game" in run.stderr
 
@@ -36,3 +37,9 @@ def test_an_unknown_policy_is_refused_before_anything_runs():
     run = subprocess.run([sys.executable, "-m", "controller.cli", "bench", "--suite", "game",
                           "--policies", "ours,cautious"], capture_output=True, text=True, timeout=60)
     assert run.returncode != 0 and "unknown policy cautious" in run.stderr
+
+
+def test_the_oracle_is_refused_in_the_full_pipeline():
+    run = subprocess.run([sys.executable, "-m", "controller.cli", "bench", "--suite", "game",
+                          "--full", "--policies", "oracle"], capture_output=True, text=True, timeout=60)
+    assert run.returncode != 0 and "only in the fast mode" in run.stderr

@@ -1,6 +1,7 @@
 """The game benchmark's fast hands (hardware/sim/bench_hands.py): a test push tells a loose block
 from a tight one, a block tested and pushed back is home again, a loose block pushed through is
-drawn clear and set down in its slot on top, and waiting on a resting tower costs no stepping."""
+drawn clear and set down in its slot on top, the true loads say which blocks carry the tower, and
+waiting on a resting tower costs no stepping."""
 
 import pytest
 
@@ -18,6 +19,17 @@ def hands(default_cell):
     world = SimWorld(default_cell, SEED, markers=False, probe_stage=True)
     yield BenchHands(world)
     world.close()
+
+
+def test_the_true_loads_show_which_blocks_carry_the_tower(hands):
+    """What the benchmark's oracle knows: nothing presses on the top layer or on the loose block;
+    its side blocks carry the layers above."""
+    loads = hands.truth.loads()
+    top = hands.look(0).tower.top_layer
+    assert len(loads) == 3 * top
+    assert all(loads[(top, slot)] == 0.0 for slot in range(3))
+    assert loads[LOOSE] < 0.02 < 0.1 < loads[TIGHT]
+    assert loads[(3, 0)] + loads[(3, 1)] + loads[(3, 2)] > loads[(15, 0)] + loads[(15, 1)] + loads[(15, 2)]
 
 
 def test_a_test_push_tells_a_loose_block_from_a_tight_one_and_restoring_puts_it_home(hands):

@@ -12,6 +12,7 @@ import urllib.request
 import numpy as np
 import pytest
 
+from controller.bench.game import game_record, summarise
 from controller.cell_link import CellLink, SimulatedCell
 from controller.commands.play_cmd import SIM_STALL_S
 from controller.solo import play_game
@@ -19,6 +20,7 @@ from controller.turn.arm_hands import arm_player
 from controller.turn.procedure import Player
 from planning.policies import Policy
 from planning.game.rules import check_move
+from planning.strategy import LOWEST_LAYER
 from planning.stability import BlockDims
 from tests.controller.scripted_hands import Recording, Replay
 from planning.game.tower import TowerState, layer_axis
@@ -94,3 +96,19 @@ def test_tested_blocks_not_taken_are_back_within_a_millimetre(match):
                                          f"{probe.slot} was left {shift * 1000:.2f} mm from its place")
             tested += 1
     assert tested >= 1, "no block was tested and left: the seed no longer exercises restoring"
+
+
+def test_the_game_benchmarks_full_mode_records_the_game(match):
+    """`bench --suite game --full` plays this pipeline (play_full_game) and records it so."""
+    result, _, _ = match
+    game = game_record(result, "ours", SEED, "full", TowerState.fresh().stories(), False, 1.0)
+    assert game.mode == "full" and len(game.turns) == TURNS and game.ended_by == "move cap"
+    turn = game.turns[0]
+    assert turn.source is not None and turn.source[0] >= LOWEST_LAYER
+    assert turn.legal and not turn.fell and turn.time_s > 0
+    assert turn.probes == len(turn.probed) >= 1
+    assert game.blocks_moved == 1 and game.stories == "18 1/3"
+    figures = summarise([game])
+    assert figures["games"] == 1 and figures["extraction_success"] == 1.0
+    assert figures["probes_per_turn"] == turn.probes
+    assert figures["turn_time_s_median"] == pytest.approx(turn.time_s, abs=0.05)
