@@ -104,7 +104,23 @@ def segments_distance(p0: np.ndarray, p1: np.ndarray, q0: np.ndarray, q1: np.nda
     s = np.where(point_p, 0.0, s)
     t = np.where(point_p, np.clip(f / e, 0, 1), t)
     gap = (p0 + d1 * s[:, None]) - (q0 + d2 * t[:, None])
-    return np.linalg.norm(gap, axis=1)
+    distance = np.linalg.norm(gap, axis=1)
+    # (Nearly) parallel segments come closest at an end of one of them: the line solution above
+    # took the first one's start, which is off by up to the length times the angle.
+    parallel = (denom <= 1e-12) & ~point_p & ~point_q
+    if parallel.any():
+        i = parallel
+        ends = [_to_segment(p0[i], q0[i], d2[i], e[i]), _to_segment(p1[i], q0[i], d2[i], e[i]),
+                _to_segment(q0[i], p0[i], d1[i], a[i]), _to_segment(q1[i], p0[i], d1[i], a[i])]
+        distance[i] = np.minimum(distance[i], np.min(ends, axis=0))
+    return distance
+
+
+def _to_segment(point: np.ndarray, start: np.ndarray, direction: np.ndarray, length_sq: np.ndarray
+                ) -> np.ndarray:
+    """Distance from each point to its segment start + [0, 1] direction, row by row."""
+    u = np.clip(np.einsum("ij,ij->i", point - start, direction) / length_sq, 0.0, 1.0)
+    return np.linalg.norm(point - (start + direction * u[:, None]), axis=1)
 
 
 @dataclass(frozen=True)

@@ -3,8 +3,8 @@ import pytest
 from planning.looseness import LoosenessBelief, ProbeOutcome, probe_threshold_n
 from planning.stability import BlockDims
 from planning.strategy import (MAX_PROBES, MIN_ALIGN_N, MIN_PRESS_N, PLACE_SAFETY, RIDER_P, RIDER_SAFE_P,
-                               Decision, after_probe, best_probed, next_probe, placement_guards,
-                               placement_slot, rank, set_down_ends)
+                               Decision, after_probe, best_probed, keeps_less, next_probe,
+                               placement_guards, placement_slot, rank, set_down_ends)
 from planning.stability import press_limit_n, push_limit_n
 from planning.game.tower import TowerState
 
@@ -28,7 +28,7 @@ def test_prior_follows_the_layer_pattern_and_the_measured_heights():
     assert belief.p_loose[1, 0] == belief.p_loose[1, 1] > belief.p_loose[4, 0]
     heights = {(2, 0): 0.0223, (2, 1): 0.0225, (2, 2): 0.0225}
     sharper = LoosenessBelief.prior(tower(*rows), heights)
-    assert sharper.p_loose[2, 0] >= 0.75     # the thinner block carries nothing
+    assert sharper.p_loose[2, 0] > sharper.p_loose[2, 1]     # the thinner block is likelier loose
 
 
 def test_a_probe_that_slides_makes_a_block_confidently_loose():
@@ -207,3 +207,12 @@ def test_a_block_is_set_down_overhanging_only_an_end_it_balances_on():
     assert set_down_ends(gap, dims, (19, 2), 0.0) == (1, -1)
     only_middle = TowerState.fresh().moved((18, 0), (19, 1)).moved((18, 2), (19, 0)).without(8, 2)
     assert set_down_ends(only_middle, dims, (19, 2), 0.03) == ()
+
+
+def test_only_a_full_layers_middle_leaves_its_layer_with_nothing_to_take():
+    tower = TowerState.fresh()
+    assert keeps_less(tower, (9, 1))
+    assert not keeps_less(tower, (9, 0)) and not keeps_less(tower, (9, 2))
+    one_side_gone = tower.without(9, 0)
+    # then the other side goes, and the middle is left alone, which carries the tower
+    assert not keeps_less(one_side_gone, (9, 1)) and not keeps_less(one_side_gone, (9, 2))

@@ -1,7 +1,7 @@
 """The tool and a held block against the arm's own big links."""
 
 import numpy as np
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from planning.collision import (BIG_LINKS, HELD_SELF_MARGIN, SELF_MARGIN, TOOL_PARTS,
@@ -24,6 +24,7 @@ def sampled_distance(p0, p1, q0, q1, n=401):
 
 @settings(max_examples=200, deadline=None)
 @given(point, point, point, point)
+@example((0.0, 0.0, 0.0), (0.0, 0.0625, 0.0), (0.0, 0.0, 1e-05), (0.0, 0.5, 0.0))  # nearly parallel
 def test_segment_distance_is_the_closest_approach(p0, p1, q0, q1):
     p0, p1, q0, q1 = (np.array([v], float) for v in (p0, p1, q0, q1))
     exact = float(segments_distance(p0, p1, q0, q1)[0])
