@@ -21,23 +21,15 @@ PRIOR_TWO_BLOCKS = 0.12
 PRIOR_ONE_BLOCK = 0.02
 # A block this much lower than the highest in its layer (m) is thinner: it carries nothing.
 THINNER_M = 0.00008
-# The prior of a block measured thinner than the highest of its layer, and of the one block that
-# stands highest in a full layer: the share of such blocks (layers 3 up to the top's, 20 fresh
-# towers of seeds 11-30, true heights) that bore less than 0.02 N was 0.57 and 0.175.
-PRIOR_THINNER = 0.57
-PRIOR_THICKEST = 0.18
 # Probe outcomes: a block that followed the push at low force is loose; one that stopped the guard
-# without moving is tight. Likelihood ratios (loose : tight) of each outcome, measured against the
-# simulator's true loads over 218 of the robot's probes in fast games on seeds 11-16: 103 of 104
-# unloaded blocks slid and none was stuck; 2 of 114 loaded ones slid (both lightly loaded, 0.03 and
-# 0.14 N) and 108 were stuck. Slid: 57 measured; stuck: at most 0.01, kept at 1/50.
+# without moving is tight. Likelihood ratios (loose : tight) of each outcome.
 LOOSE_TRAVEL_M = 0.003
 TIGHT_TRAVEL_M = 0.0015
 # A block that only gives way near the limit still carries load (pulling it drags the tower):
 # it slid freely when it moved at no more than this share of the limit.
 LOOSE_FORCE_SHARE = 0.6
-LR_SLID = 50.0
-LR_STUCK = 1 / 50.0
+LR_SLID = 25.0
+LR_STUCK = 1 / 25.0
 CONFIDENT = 0.9
 
 
@@ -95,9 +87,9 @@ class LoosenessBelief:
                     top = max(mates.values())
                     for s, z in mates.items():
                         if top - z > THINNER_M:
-                            belief.p_loose[layer, s] = max(belief.p_loose[layer, s], PRIOR_THINNER)
+                            belief.p_loose[layer, s] = max(belief.p_loose[layer, s], 0.75)
                         elif count == 3 and sorted(mates.values())[1] < top - THINNER_M:
-                            belief.p_loose[layer, s] = min(belief.p_loose[layer, s], PRIOR_THICKEST)
+                            belief.p_loose[layer, s] = min(belief.p_loose[layer, s], 0.15)
         return belief
 
     def update(self, outcome: ProbeOutcome) -> float:

@@ -59,7 +59,7 @@ MIN_PUSH_N = 0.2
 RIDER_P = 0.5
 # A block across the pulled end at most this likely to be loose is taken to be loaded: a block of a
 # layer of two (0.12), or one that did not give way under a probe (0.03). One that perception
-# measured as the thickest of its layer (0.18) is still worth a probe: that rests on height
+# measured as the thickest of its layer (0.15) is still worth a probe: that rests on height
 # differences of 0.08 mm, and a rider dragged costs the game. Between this and RIDER_P no one
 # knows.
 RIDER_SAFE_P = 0.13

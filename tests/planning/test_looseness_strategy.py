@@ -28,7 +28,7 @@ def test_prior_follows_the_layer_pattern_and_the_measured_heights():
     assert belief.p_loose[1, 0] == belief.p_loose[1, 1] > belief.p_loose[4, 0]
     heights = {(2, 0): 0.0223, (2, 1): 0.0225, (2, 2): 0.0225}
     sharper = LoosenessBelief.prior(tower(*rows), heights)
-    assert sharper.p_loose[2, 0] > sharper.p_loose[2, 1]     # the thinner block is likelier loose
+    assert sharper.p_loose[2, 0] >= 0.75     # the thinner block carries nothing
 
 
 def test_a_probe_that_slides_makes_a_block_confidently_loose():
