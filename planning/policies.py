@@ -76,6 +76,7 @@ class Chooser:
     def __init__(self, view: TurnView):
         self.view = view
         self.jammed_blocks: set[tuple[int, int]] = set()
+        self.limits: dict[tuple[int, int], float] = {}   # safe push force per block, N, where known
 
     def next_step(self) -> Step:
         raise NotImplementedError
@@ -89,8 +90,9 @@ class Chooser:
         self.view.belief.jammed(source)
 
     def jam_n(self, source: tuple[int, int]) -> float:
-        """The force at which pushing `source` through (or back home) gives up."""
-        return JAM_N
+        """The force at which pushing `source` through (or back home) gives up: the jam limit, or
+        less where the tower would tip sooner."""
+        return min(JAM_N, self.limits.get(source, np.inf))
 
     def _reachable_sources(self) -> list[tuple[int, int]]:
         return [s for s in legal_sources(self.view.tower, self.view.options)
@@ -103,7 +105,6 @@ class OursChooser(Chooser):
     def __init__(self, view: TurnView):
         super().__init__(view)
         self.tried: set[tuple[int, int]] = set()
-        self.limits: dict[tuple[int, int], float] = {}   # safe push force per candidate, N
         self.rider_p: dict[tuple[int, int], float] = {}  # chance the block across its pulled end is unloaded
         self.statics: dict = {}                          # ranking's figures that the turn keeps
 
@@ -125,10 +126,6 @@ class OursChooser(Chooser):
 
     def probed(self, outcome: ProbeOutcome, probes_so_far: int) -> Decision:
         return after_probe(self.view.belief, outcome, probes_so_far, self.rider_p)
-
-    def jam_n(self, source: tuple[int, int]) -> float:
-        """The jam limit, or less where the tower would tip sooner."""
-        return min(JAM_N, self.limits.get(source, np.inf))
 
 
 class RandomChooser(Chooser):

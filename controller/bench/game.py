@@ -174,10 +174,8 @@ def measure(cell_path: str, seeds: list[int], max_turns: int | None = None, full
     """Every policy over every seed; the figures per policy under `policies`. Fast games run
     `jobs` at a time, each in its own process (they share nothing); full games one at a time,
     as each needs the machine to itself to keep real time."""
-    from controller.bench.oracle import ORACLE
-    if full and ORACLE in policies:
-        raise ValueError("the oracle plays only in the fast mode: it reads the loads from a "
-                         "simulator in its own process")
+    from controller.bench.oracle import check_mode
+    check_mode(full, policies)
     started = time.monotonic()
     out = {"mode": "full" if full else "fast", "seeds": seeds, "max_turns": max_turns,
            "policies": {}}

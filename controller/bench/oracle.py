@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from planning.looseness import ProbeOutcome
-from planning.policies import JAM_N, POLICIES, Chooser, NoBlock, Policy, Step, StepKind, TurnView
+from planning.policies import POLICIES, Chooser, NoBlock, Policy, Step, StepKind, TurnView
 from planning.strategy import Candidate, Decision, keeps_less, rank
 
 ORACLE = "oracle"
@@ -37,13 +37,20 @@ UNLOADED_N = 0.02
 Loads = Callable[[], dict[tuple[int, int], float]]
 
 
+def check_mode(full: bool, policies) -> None:
+    """The oracle reads the loads from a simulator in its own process: the full pipeline, whose
+    simulator runs in another, cannot give them."""
+    if full and ORACLE in policies:
+        raise ValueError("the oracle plays only in the fast mode (it reads the simulator's loads in "
+                         "its own process): leave out --full or the oracle")
+
+
 class OracleChooser(Chooser):
     """One turn's choosing with the true loads: `loads()` gives them for the tower as it stands."""
 
     def __init__(self, view: TurnView, loads: Loads):
         super().__init__(view)
         self.loads = loads
-        self.limits: dict[tuple[int, int], float] = {}
         self.statics: dict = {}
 
     def next_step(self) -> Step:
@@ -65,10 +72,6 @@ class OracleChooser(Chooser):
 
     def probed(self, outcome: ProbeOutcome, probes_so_far: int) -> Decision:
         raise RuntimeError("the oracle does not test blocks")
-
-    def jam_n(self, source: tuple[int, int]) -> float:
-        """As the robot's: the jam limit, or less where the tower would tip sooner."""
-        return min(JAM_N, self.limits.get(source, np.inf))
 
 
 @dataclass

@@ -10,11 +10,11 @@ import platform
 import time
 from pathlib import Path
 
+from controller.bench.oracle import BENCH_POLICIES, ORACLE, check_mode
 from controller.commands.cell_cmd import load
 from controller.commands.common import CommandError
 from controller.commands.progress import Progress
 from hardware.cells import DEFAULT_CELL
-from controller.bench.oracle import BENCH_POLICIES, ORACLE
 from planning.policies import POLICIES
 
 SUITES = ("game", "link", "sim", "perception", "safety")
@@ -69,9 +69,10 @@ def run_bench(args: argparse.Namespace) -> int:
     if unknown:
         raise CommandError(f"unknown policy {', '.join(sorted(unknown))}; known: "
                            f"{', '.join(BENCH_POLICIES)}")
-    if args.full and ORACLE in asked:
-        raise CommandError("the oracle plays only in the fast mode (it reads the simulator's "
-                           "loads in its own process): leave out --full or the oracle")
+    try:
+        check_mode(args.full, asked)
+    except ValueError as exc:
+        raise CommandError(str(exc)) from None
     report = {"machine": machine(), "suites": {}}
     tables = []
     for suite in suites:
