@@ -15,10 +15,8 @@ from planning.game.markers import DICTIONARY_NAME, block_of_marker
 class MarkerSighting:
     marker: int
     corners: np.ndarray     # (4, 2) px: the marker's top-left, top-right, bottom-right, bottom-left
-    centre: np.ndarray = field(init=False, repr=False)
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "centre", _diagonal_crossing(self.corners))
+    # where the diagonals cross: the image of the marker's centre under perspective
+    centre: np.ndarray = field(repr=False)
 
     @property
     def block(self) -> int:
@@ -29,16 +27,15 @@ class MarkerSighting:
         return block_of_marker(self.marker)[1]
 
 
-def _diagonal_crossing(corners: np.ndarray) -> np.ndarray:
-    """Where the diagonals cross: the image of the marker's centre under perspective."""
-    p0, p1, p2, p3 = corners
-    d1, d2 = p2 - p0, p3 - p1
-    det = d1[0] * -d2[1] - (-d2[0]) * d1[1]
-    if abs(det) < 1e-9:
-        return corners.mean(axis=0)
-    r = p1 - p0
-    s = (r[0] * -d2[1] - (-d2[0]) * r[1]) / det
-    return p0 + s * d1
+def diagonal_crossings(corners: np.ndarray) -> np.ndarray:
+    """(N, 2) where each quad's diagonals cross, for quads (N, 4, 2): the image of a square
+    marker's centre under perspective (the corners' mean where a quad is degenerate)."""
+    p0, p1, p2, p3 = (corners[:, k] for k in range(4))
+    d1, d2, r = p2 - p0, p3 - p1, p1 - p0
+    det = -d1[:, 0] * d2[:, 1] + d2[:, 0] * d1[:, 1]
+    flat = np.abs(det) < 1e-9
+    s = (-r[:, 0] * d2[:, 1] + d2[:, 0] * r[:, 1]) / np.where(flat, 1.0, det)
+    return np.where(flat[:, None], corners.mean(axis=1), p0 + s[:, None] * d1)
 
 
 _SUBPIX_CRITERIA = (cv2.TERM_CRITERIA_EPS + cv2.TERM_CRITERIA_MAX_ITER, 30, 0.01)
@@ -64,19 +61,23 @@ class MarkerDetector:
         self._detector = cv2.aruco.ArucoDetector(dictionary, params)
         self._max_id = 2 * block_count
 
-    def detect(self, image: np.ndarray) -> list[MarkerSighting]:
+    def detect(self, image: np.ndarray, offset=(0, 0)) -> list[MarkerSighting]:
+        """The block markers in `image`; corners in pixels of the image, plus `offset` (where the
+        image is a crop of a larger one)."""
         gray = image if image.ndim == 2 else cv2.cvtColor(image, cv2.COLOR_RGB2GRAY)
         corners, ids, _ = self._detector.detectMarkers(gray)
         if ids is None:
             return []
-        keep = [(c.reshape(4, 2), int(i)) for c, i in zip(corners, ids.ravel()) if 0 <= i < self._max_id]
-        if not keep:
+        ids = ids.ravel()
+        keep = np.flatnonzero((ids >= 0) & (ids < self._max_id))
+        if not len(keep):
             return []
         # The ArUco 3 search returns whole-pixel corners: refine them all in one call.
-        points = np.concatenate([c for c, _ in keep]).astype(np.float32).reshape(-1, 1, 2)
+        points = np.concatenate([corners[k] for k in keep]).astype(np.float32).reshape(-1, 1, 2)
         cv2.cornerSubPix(gray, points, (2, 2), (-1, -1), _SUBPIX_CRITERIA)
-        points = points.reshape(-1, 4, 2).astype(float)
-        return [MarkerSighting(i, p) for (_, i), p in zip(keep, points)]
+        points = points.reshape(-1, 4, 2).astype(float) + np.asarray(offset, float)
+        centres = diagonal_crossings(points)
+        return [MarkerSighting(int(i), p, c) for i, p, c in zip(ids[keep], points, centres)]
 
 
 def corner_offsets(side: float) -> np.ndarray:

@@ -126,47 +126,50 @@ class TowerObserver:
     def _occupancy(self, images, fit: TowerFit, blocks: list[BlockObservation]):
         read = {(b.layer, b.slot) for b in blocks}
         top = max((layer for layer, _ in read), default=0)
-        faces = {name: {(f.layer, f.slot): f
-                        for f in self.estimator.candidate_faces(self.cameras[name], fit.pose, top)}
-                 for name in images}
-        occupancy, unread = {}, []
-        for layer in range(1, top + 1):
-            for slot in SLOTS:
-                if (layer, slot) in read:
-                    occupancy[layer, slot] = True
-                    continue
-                full = self._looks_full(images, faces, fit.pose, layer, slot)
-                occupancy[layer, slot] = full
-                if full:
-                    unread.append((layer, slot))
-        return occupancy, unread
-
-    def _looks_full(self, images, faces, pose: TowerPose, layer: int, slot: int) -> bool:
-        """Whether any camera sees a white sticker face at the slot's visible end, flush or
-        pushed in (a tested block whose marker is too deep in its hole to be read)."""
+        unread_slots = [(layer, slot) for layer in range(1, top + 1) for slot in SLOTS
+                        if (layer, slot) not in read]
+        full = {key: False for key in unread_slots}
         for name, image in images.items():
-            face = faces[name].get((layer, slot))
-            if face is None:
-                continue
-            for depth in RECESS_DEPTHS_M:
-                corners = face.corners - face.axis * face.end * depth
-                if self._white(image, self.cameras[name], pose, corners):
-                    return True
-        return False
+            looked = [key for key in unread_slots if not full[key]]
+            for key in self._stickers_seen(image, self.cameras[name], fit.pose, top, looked):
+                full[key] = True
+        occupancy = {(layer, slot): (layer, slot) in read or full[layer, slot]
+                     for layer in range(1, top + 1) for slot in SLOTS}
+        return occupancy, [key for key in unread_slots if full[key]]
+
+    def _stickers_seen(self, image, camera: CameraModel, pose: TowerPose, top: int,
+                       slots: list[tuple[int, int]]) -> list[tuple[int, int]]:
+        """Of `slots`, those where this camera sees a white sticker face at the slot's visible
+        end, flush or pushed in (a tested block whose marker is too deep in its hole to be read)."""
+        faces = self.estimator.candidate_faces(camera, pose, top)
+        row_of = {(int(layer), int(slot)): i for i, (layer, slot) in enumerate(zip(faces.layer, faces.slot))}
+        rows = [(key, row_of[key]) for key in slots if key in row_of]
+        if not rows:
+            return []
+        index = np.array([i for _, i in rows])
+        depths = np.array(RECESS_DEPTHS_M)
+        # (slot, depth, corner, xyz): every quad this camera looks at, projected in one call.
+        corners = faces.corners[index][:, None] - (faces.outward[index][:, None, None, :]
+                                                   * depths[None, :, None, None])
+        quads = np.round(camera.project(pose.to_world(corners.reshape(-1, 3)))).astype(np.int32)
+        quads = quads.reshape(len(rows), len(depths), 4, 2)
+        return [key for (key, _), at_depths in zip(rows, quads)
+                if any(self._white(image, quad) for quad in at_depths)]
 
     @staticmethod
-    def _white(image, camera: CameraModel, pose: TowerPose, corners: np.ndarray) -> bool:
-        """Whether the image region of a marker's square looks like a sticker (white and black)."""
-        quad = np.round(camera.project(pose.to_world(corners))).astype(np.int32)
+    def _white(image, quad: np.ndarray) -> bool:
+        """Whether the image region of a marker's square (pixel quad) looks like a sticker
+        (white and black)."""
         x0, y0 = np.maximum(quad.min(axis=0), 0)
         x1, y1 = np.minimum(quad.max(axis=0) + 1, [image.shape[1], image.shape[0]])
         if x1 <= x0 or y1 <= y0:
             return False
         mask = np.zeros((y1 - y0, x1 - x0), np.uint8)
-        cv2.fillConvexPoly(mask, quad - [x0, y0], 1)
-        pixels = image[y0:y1, x0:x1][mask.astype(bool)]
-        if len(pixels) < 20:
+        cv2.fillConvexPoly(mask, quad - [x0, y0], 255)
+        pixels = cv2.countNonZero(mask)
+        if pixels < 20:
             return False
-        white = np.all(pixels >= WHITE_LEVEL, axis=1).mean()
-        dark = np.all(pixels <= DARK_LEVEL, axis=1).mean()
-        return bool(white >= OCCUPIED_WHITE_FRACTION and dark >= OCCUPIED_DARK_FRACTION)
+        window = image[y0:y1, x0:x1]
+        white = cv2.countNonZero(cv2.inRange(window, (WHITE_LEVEL,) * 3, (255,) * 3) & mask)
+        dark = cv2.countNonZero(cv2.inRange(window, (0,) * 3, (DARK_LEVEL,) * 3) & mask)
+        return white >= OCCUPIED_WHITE_FRACTION * pixels and dark >= OCCUPIED_DARK_FRACTION * pixels

@@ -20,7 +20,7 @@ import numpy as np
 
 from perception.camera_model import CameraModel
 from perception.markers import MarkerSighting
-from perception.tower_model import SlotFace, TowerModel
+from perception.tower_model import FaceTable, SlotFace, TowerModel, face_key
 from planning.game.geometry import TowerPose
 
 ASSIGN_GATE_PX = 9.0       # a sighting this near a slot's track is that slot's, nearest first
@@ -39,6 +39,7 @@ class FaceMeasurement:
     centre: np.ndarray          # world, m
     normal: np.ndarray | None   # world unit vector, when the marker's pose was measurable
     cameras: tuple[str, ...]
+    sighting: MarkerSighting | None = None   # the one camera's sighting, for a one-camera face
 
 
 @dataclass(frozen=True)
@@ -67,7 +68,7 @@ class TowerEstimator:
         self.model = model
         self.cameras = {c.name: c for c in cameras}
         self.max_layers = max_layers
-        self._face_cache: dict[tuple, list[SlotFace]] = {}
+        self._face_cache: dict[tuple, FaceTable] = {}
 
     # --- the whole fit ------------------------------------------------------------------------
 
@@ -84,48 +85,56 @@ class TowerEstimator:
             fitted = self._fit_pose(measurements, pose)
             moved = np.abs(fitted.params - pose.params)
             pose = fitted
+            # Once the pose stops moving (a tenth of a millimetre), the assignment is settled:
+            # only the measurements, which depend on the pose, are taken again.
+            if np.max(moved[[0, 1, 3]]) < 1e-4 and moved[2] < 1e-4:
+                measurements = self._measure(matched, pose)
+                break
             matched, unassigned = self._assign(sightings, pose, top)
             measurements = self._measure(matched, pose)
-            # Once the pose stops moving (a tenth of a millimetre), the assignment is settled.
-            if np.max(moved[[0, 1, 3]]) < 1e-4 and moved[2] < 1e-4:
-                break
         residual = self._residual(measurements, pose)
+        measurements = [self._with_normal(m) for m in measurements]
         return TowerFit(pose, pose.tilt_deg, measurements, unassigned, residual * 1000)
 
     def blocks(self, fit: TowerFit) -> list[BlockObservation]:
         """Every measured block, in the fitted tower frame."""
-        out = []
-        half = self.model.length / 2
-        for m in fit.measurements:
-            face = m.face
-            local = fit.pose.to_tower(m.centre[None, :])[0]
-            normal = face.axis * face.end
-            centre = local - normal * half
-            along = float(centre @ face.axis)
-            yaw = 0.0
-            if m.normal is not None:
-                n = fit.pose.vector_to_tower(m.normal)
-                signed = np.arctan2(normal[0] * n[1] - normal[1] * n[0], normal[:2] @ n[:2])
-                yaw = float(np.degrees(signed))
-            out.append(BlockObservation(m.marker // 2, face.layer, face.slot, face.end,
-                                        tuple(float(v) for v in centre), yaw, along,
-                                        m.cameras))
-        return out
+        ms = fit.measurements
+        if not ms:
+            return []
+        outward = np.array([m.face.axis * m.face.end for m in ms])
+        axis = np.array([m.face.axis for m in ms])
+        centres = fit.pose.to_tower(np.array([m.centre for m in ms])) - outward * (self.model.length / 2)
+        along = np.einsum("ij,ij->i", centres, axis)
+        # Yaw: the marker's normal turned about z away from the face's outward normal.
+        normals = np.array([m.normal if m.normal is not None else np.zeros(3) for m in ms])
+        n = fit.pose.vector_to_tower(normals)
+        yaw = np.degrees(np.arctan2(outward[:, 0] * n[:, 1] - outward[:, 1] * n[:, 0],
+                                    np.einsum("ij,ij->i", outward[:, :2], n[:, :2])))
+        return [BlockObservation(m.marker // 2, m.face.layer, m.face.slot, m.face.end,
+                                 tuple(float(v) for v in c), float(w) if m.normal is not None else 0.0,
+                                 float(a), m.cameras)
+                for m, c, w, a in zip(ms, centres, yaw, along)]
 
     # --- steps --------------------------------------------------------------------------------
 
-    def candidate_faces(self, camera: CameraModel, pose: TowerPose, top: int) -> list[SlotFace]:
+    def candidate_faces(self, camera: CameraModel, pose: TowerPose, top: int) -> FaceTable:
         """Faces of layers 1..top whose outside this camera can see (remembered for the last
         few poses: a fit asks again and again)."""
         key = (camera.name, tuple(np.round(pose.params, 9)), top)
         faces = self._face_cache.get(key)
         if faces is None:
             eye = pose.to_tower(camera.position[None, :])[0]
-            faces = [f for f in self.model.faces(range(1, top + 1), pose.pitch)
-                     if (eye - f.centre) @ (f.axis * f.end) > 0]
+            faces = self._all_faces(pose.pitch, top).visible_from(eye)
             if len(self._face_cache) > 16:
                 self._face_cache.clear()
             self._face_cache[key] = faces
+        return faces
+
+    def _all_faces(self, pitch: float, top: int) -> FaceTable:
+        key = ("all", round(pitch, 12), top)
+        faces = self._face_cache.get(key)
+        if faces is None:
+            faces = self._face_cache[key] = self.model.face_table(range(1, top + 1), pitch)
         return faces
 
     def _assign(self, sightings, pose: TowerPose, top: int):
@@ -138,77 +147,81 @@ class TowerEstimator:
         protrusion a block can have in its slot) passes nearest."""
         matched: dict[tuple, dict[str, MarkerSighting]] = {}
         faces_by_key: dict[tuple, SlotFace] = {}
-        taken: set[tuple] = set()
+        taken: set[tuple[int, int, int]] = set()
         names = sorted(sightings)
-        by_marker = [{n: s for n in names for s in sightings[n] if s.marker == m}
-                     for m in sorted({s.marker for n in names for s in sightings[n]})]
-        pairs = [list(seen.items())[:2] for seen in by_marker if len(seen) >= 2]
+        by_marker: dict[int, dict[str, MarkerSighting]] = {}
+        for name in names:
+            for s in sightings[name]:
+                by_marker.setdefault(s.marker, {})[name] = s
+        pairs = [list(by_marker[m].items())[:2] for m in sorted(by_marker) if len(by_marker[m]) >= 2]
         centres = self._triangulate_pairs([(na, sa.centre, nb, sb.centre) for (na, sa), (nb, sb) in pairs])
-        for ((na, sa), (nb, sb)), centre in zip(pairs, centres):
-            seen = {na: sa, nb: sb}
-            face = self._face_at(centre, pose, top)
+        for ((na, sa), (nb, sb)), face in zip(pairs, self._faces_at(centres, pose, top)):
             if face is None or (face.layer, face.slot, face.end) in taken:
                 continue
             taken.add((face.layer, face.slot, face.end))
             key = (face.layer, face.slot, face.end, sa.marker)
             faces_by_key[key] = face
-            matched[key] = dict(seen)
+            matched[key] = {na: sa, nb: sb}
         done = {s.marker for v in matched.values() for s in v.values()}
+        taken_keys = [face_key(*k) for k in taken]
         unassigned = []
         for name in names:
             seen = [s for s in sightings[name] if s.marker not in done]
             camera = self.cameras[name]
-            faces = [f for f in self.candidate_faces(camera, pose, top)
-                     if (f.layer, f.slot, f.end) not in taken]
-            if not faces or not seen:
+            faces = self.candidate_faces(camera, pose, top)
+            faces = faces.take(~np.isin(faces.keys, taken_keys))
+            if not len(faces) or not seen:
                 unassigned += [(name, s) for s in seen]
                 continue
-            centres = np.array([f.centre for f in faces])
-            reach = np.array([f.axis * f.end for f in faces]) * TRACK_M
-            a = camera.project(pose.to_world(centres - reach))
-            b = camera.project(pose.to_world(centres + reach))
+            reach = faces.outward * TRACK_M
+            a = camera.project(pose.to_world(faces.centre - reach))
+            b = camera.project(pose.to_world(faces.centre + reach))
             ab = b - a
             length2 = np.maximum(np.sum(ab * ab, axis=1), 1e-9)
+            # Distance of every sighting (rows) to every face's track (columns).
+            points = np.array([s.centre for s in seen])
+            t = np.clip(np.einsum("skj,kj->sk", points[:, None, :] - a, ab) / length2, 0.0, 1.0)
+            d = np.linalg.norm(a + t[..., None] * ab - points[:, None, :], axis=2)
             # Nearest first, one marker per face and one face per marker; a second, wider round
             # gives leftover sightings to leftover faces (a block tilted on a partial top layer
             # sits further from its track than one in a full layer).
-            pairs = []
-            for k, s in enumerate(seen):
-                t = np.clip(np.sum((s.centre - a) * ab, axis=1) / length2, 0.0, 1.0)
-                d = np.linalg.norm(a + t[:, None] * ab - s.centre, axis=1)
-                for i in np.flatnonzero(d <= WIDE_GATE_PX):
-                    pairs.append((0 if d[i] <= ASSIGN_GATE_PX else 1, float(d[i]), k, int(i)))
+            ks, fs = np.nonzero(d <= WIDE_GATE_PX)
+            near = d[ks, fs]
+            order = np.lexsort((fs, ks, near, near > ASSIGN_GATE_PX))
             used_faces, used_marks = set(), set()
-            for _, _, k, i in sorted(pairs):
+            for k, i in zip(ks[order].tolist(), fs[order].tolist()):
                 if k in used_marks or i in used_faces:
                     continue
                 used_marks.add(k)
                 used_faces.add(i)
-                face, s = faces[i], seen[k]
+                face, s = faces.face(i), seen[k]
                 key = (face.layer, face.slot, face.end, s.marker)
                 faces_by_key[key] = face
                 matched.setdefault(key, {})[name] = s
             unassigned += [(name, s) for k, s in enumerate(seen) if k not in used_marks]
         return self._consistent(matched, faces_by_key, unassigned)
 
-    def _face_at(self, centre: np.ndarray, pose: TowerPose, top: int) -> SlotFace | None:
-        """The slot face whose marker sits at `centre` (world), if any is near enough."""
-        local = pose.to_tower(centre[None, :])[0]
+    def _faces_at(self, centres: np.ndarray, pose: TowerPose, top: int) -> list[SlotFace | None]:
+        """For each world point, the slot face whose marker sits there, if any is near enough."""
+        if not len(centres):
+            return []
+        local = pose.to_tower(centres)
         geometry = self.model.geometry
-        layer = geometry.layer_at(local[2], pose.pitch)
-        if not 1 <= layer <= top:
-            return None
-        axis, across = self.model.axis(layer), self.model.across(layer)
-        along = float(local @ axis)
-        end = 1 if along > 0 else -1
-        slot = geometry.slot_at(local, layer)
-        if slot not in (0, 1, 2):
-            return None
-        face = self.model.face(layer, slot, end, pose.pitch)
-        d = local - face.centre
-        if abs(d @ across) > SLOT_GATE_M or abs(d[2]) > SLOT_GATE_M or abs(d @ axis) > TRACK_M:
-            return None
-        return face
+        layer = np.rint((local[:, 2] - geometry.block_height / 2) / pose.pitch).astype(int) + 1
+        odd = np.clip(layer, 1, None) % 2
+        along = np.where(odd == 1, local[:, 0], local[:, 1])
+        across = np.where(odd == 1, local[:, 1], local[:, 0])
+        end = np.where(along > 0, 1, -1)
+        slot = np.rint(across / geometry.slot_pitch).astype(int) + 1
+        ok = (layer >= 1) & (layer <= top) & (slot >= 0) & (slot <= 2)
+        table = self._all_faces(pose.pitch, top)
+        # Row of (layer, slot, end) in the table: layer, then slot, then end (+1 first).
+        row = np.where(ok, ((layer - 1) * 3 + slot) * 2 + (end < 0), 0)
+        d = local - table.centre[row]
+        ok &= (np.abs(np.einsum("ij,ij->i", d, table.across[row])) <= SLOT_GATE_M) \
+            & (np.abs(d[:, 2]) <= SLOT_GATE_M) \
+            & (np.abs(np.einsum("ij,ij->i", d, table.axis[row])) <= TRACK_M)
+        return [table.face(int(r)) if good else None for r, good in zip(row, ok)]
 
     @staticmethod
     def _consistent(matched, faces_by_key, unassigned):
@@ -228,28 +241,38 @@ class TowerEstimator:
 
     def _measure(self, matched, pose: TowerPose) -> list[FaceMeasurement]:
         both = [(face, marker, by_camera) for face, marker, by_camera in matched if len(by_camera) >= 2]
-        requests = []
-        for face, marker, by_camera in both:
-            na, nb = sorted(by_camera)[:2]
-            for k in range(4):
-                requests.append((na, by_camera[na].corners[k], nb, by_camera[nb].corners[k]))
-        corners = self._triangulate_pairs(requests).reshape(-1, 4, 3) if requests else []
-        out = []
-        for (face, marker, by_camera), c in zip(both, corners):
-            normal = np.cross(c[2] - c[0], c[1] - c[3])
-            out.append(FaceMeasurement(face, marker, c.mean(axis=0), normal / np.linalg.norm(normal),
-                                       tuple(sorted(by_camera))))
-        for face, marker, by_camera in matched:
-            if len(by_camera) >= 2:
-                continue
-            name = next(iter(by_camera))
-            camera, sighting = self.cameras[name], by_camera[name]
-            centre = self._on_axis_plane(camera, sighting.centre, face, pose)
-            if centre is None:
-                continue
-            out.append(FaceMeasurement(face, marker, centre,
-                                       _marker_normal(camera, sighting, self.model.marker_side), (name,)))
+        corners = np.zeros((len(both), 4, 3))
+        pairs: dict[tuple[str, str], list[int]] = {}
+        for k, (_, _, by_camera) in enumerate(both):
+            pairs.setdefault(tuple(sorted(by_camera)[:2]), []).append(k)
+        for (na, nb), rows in pairs.items():
+            pa = np.array([both[k][2][na].corners for k in rows]).reshape(-1, 2)
+            pb = np.array([both[k][2][nb].corners for k in rows]).reshape(-1, 2)
+            corners[rows] = _triangulate(self.cameras[na], self.cameras[nb], pa, pb).reshape(-1, 4, 3)
+        normals = np.cross(corners[:, 2] - corners[:, 0], corners[:, 1] - corners[:, 3])
+        normals /= np.linalg.norm(normals, axis=1, keepdims=True)
+        centres = corners.mean(axis=1)
+        out = [FaceMeasurement(face, marker, centre, normal, tuple(sorted(by_camera)))
+               for (face, marker, by_camera), centre, normal in zip(both, centres, normals)]
+        single = [(face, marker, *next(iter(by_camera.items())))
+                  for face, marker, by_camera in matched if len(by_camera) == 1]
+        centres: list = [None] * len(single)
+        for name in {row[2] for row in single}:
+            rows = [k for k, row in enumerate(single) if row[2] == name]
+            found = self._on_axis_planes(self.cameras[name], [single[k] for k in rows], pose)
+            for k, c in zip(rows, found):
+                centres[k] = c
+        out += [FaceMeasurement(face, marker, c, None, (name,), sighting)
+                for (face, marker, name, sighting), c in zip(single, centres) if c is not None]
         return out
+
+    def _with_normal(self, m: FaceMeasurement) -> FaceMeasurement:
+        """A one-camera measurement with its marker's normal (from the marker's four corners: a
+        solve per marker, so only once the fit is done)."""
+        if m.normal is not None or m.sighting is None:
+            return m
+        normal = _marker_normal(self.cameras[m.cameras[0]], m.sighting, self.model.marker_side)
+        return FaceMeasurement(m.face, m.marker, m.centre, normal, m.cameras, m.sighting)
 
     def _triangulate_pairs(self, requests) -> np.ndarray:
         """World points for (camera a, pixel in a, camera b, pixel in b) requests, batched by
@@ -264,35 +287,30 @@ class TowerEstimator:
             out[rows] = _triangulate(self.cameras[na], self.cameras[nb], pa, pb)
         return out
 
-    def _on_axis_plane(self, camera: CameraModel, pixel: np.ndarray, face: SlotFace, pose: TowerPose):
-        """Where the ray through `pixel` meets the vertical plane through the face's block axis."""
-        ray = camera.rays(pixel[None, :])[0]
+    @staticmethod
+    def _on_axis_planes(camera: CameraModel, rows, pose: TowerPose) -> list:
+        """Where the ray through each sighting's centre meets the vertical plane through its
+        face's block axis (None where the ray runs along the plane)."""
+        rays = camera.rays(np.array([row[3].centre for row in rows]))
         origin = camera.position
-        plane_point = pose.to_world(face.centre[None, :])[0]
-        plane_normal = pose.vector_to_world(face.across)
-        denom = ray @ plane_normal
-        if abs(denom) < 1e-6:
-            return None
-        t = ((plane_point - origin) @ plane_normal) / denom
-        return origin + t * ray
+        plane_point = pose.to_world(np.array([row[0].centre for row in rows]))
+        plane_normal = pose.vector_to_world(np.array([row[0].across for row in rows]))
+        denom = np.einsum("ij,ij->i", rays, plane_normal)
+        t = np.einsum("ij,ij->i", plane_point - origin, plane_normal) / np.where(np.abs(denom) < 1e-6, 1.0, denom)
+        return [None if abs(dn) < 1e-6 else origin + tk * ray for dn, tk, ray in zip(denom, t, rays)]
 
     def _fit_pose(self, measurements: list[FaceMeasurement], pose: TowerPose) -> TowerPose:
         """Gauss-Newton on (x, y, yaw, pitch, lean) with a Huber loss on every face's offset from
         where the model puts it (across, height, along)."""
         data = self._arrays(measurements)
         params = pose.params
-        steps = np.array([1e-5, 1e-5, 1e-5, 1e-6, 1e-5, 1e-5])
         # Lean needs height: with a short stack of measurements it stays where it is.
         free = np.ones(6, bool)
         if np.ptp(data["centres"][:, 2]) < 0.05:
             free[4:] = False
         for _ in range(10):
             r = self._residuals(data, params)
-            J = np.zeros((len(r), 6))
-            for k in np.flatnonzero(free):
-                shifted = params.copy()
-                shifted[k] += steps[k]
-                J[:, k] = (self._residuals(data, shifted) - r) / steps[k]
+            J = self._jacobian(data, params)
             w = np.where(np.abs(r) <= HUBER_M, 1.0, HUBER_M / np.maximum(np.abs(r), 1e-12))
             A = J[:, free].T @ (w[:, None] * J[:, free])
             delta = np.zeros(6)
@@ -322,6 +340,24 @@ class TowerEstimator:
         d = local - nominal
         return np.concatenate([np.sum(d * data["across"], axis=1), d[:, 2],
                                np.sum(d * data["axis"], axis=1)])
+
+    @staticmethod
+    def _jacobian(data: dict, params: np.ndarray) -> np.ndarray:
+        """d residuals / d (x, y, yaw, pitch, lean_x, lean_y), rows as `_residuals` orders them."""
+        x, y, yaw, _, _, _ = params
+        c, s = np.cos(yaw), np.sin(yaw)
+        dx, dy, z = data["centres"][:, 0] - x, data["centres"][:, 1] - y, data["centres"][:, 2]
+        n = len(z)
+        # d(offset from the model) / d(each parameter), (6, n, 3), in the tower frame.
+        d = np.zeros((6, n, 3))
+        d[0, :, 0], d[0, :, 1] = -c, s
+        d[1, :, 0], d[1, :, 1] = -s, -c
+        d[2, :, 0], d[2, :, 1] = -dx * s + dy * c, -dx * c - dy * s
+        d[3, :, 2] = -(data["layer"] - 1)
+        d[4, :, 0] = -z
+        d[5, :, 1] = -z
+        return np.concatenate([np.einsum("knj,nj->nk", d, data["across"]), d[:, :, 2].T,
+                               np.einsum("knj,nj->nk", d, data["axis"])])
 
     def _residual(self, measurements, pose: TowerPose) -> float:
         if not measurements:

@@ -8,7 +8,8 @@ protrusion (mm). Protrusion is a block's offset along its own axis from the towe
 height; the truth's tower axis is fitted to the true block centres with the same robust model
 perception uses, so both sides measure against the same kind of reference. Fallen scenes score
 whether the fall was seen. Latency is the time to turn one camera frame into its share of an
-observation (detection on that frame plus half of the two-camera fit), on one core.
+observation (detection on that frame plus half of the two-camera fit), on one core, the best of
+TIMING_REPEATS runs on the same frames.
 """
 
 from __future__ import annotations
@@ -30,8 +31,10 @@ from planning.game.geometry import TowerPose
 from planning.game.cell.model import Cell
 from planning.game.tower import SLOTS
 
-TARGETS = {"occupancy_accuracy": "1.0", "protrusion_err_mm_median": "<= 0.5",
-           "protrusion_err_mm_p95": "<= 1.0", "latency_ms_median": "<= 33"}
+# Upper limits: the accuracy perception had when it took 25 ms a frame, kept, in 15 ms (issue 22).
+LIMITS = {"protrusion_err_mm_median": 0.15, "protrusion_err_mm_p95": 0.55, "latency_ms_median": 15.0}
+TIMING_REPEATS = 3
+TARGETS = {"occupancy_accuracy": "1.0", **{key: f"<= {limit}" for key, limit in LIMITS.items()}}
 
 
 @dataclass
@@ -52,9 +55,7 @@ class PerceptionFigures:
 
     def meets_targets(self) -> dict[str, bool]:
         return {"occupancy_accuracy": self.occupancy_accuracy == 1.0,
-                "protrusion_err_mm_median": self.protrusion_err_mm_median <= 0.5,
-                "protrusion_err_mm_p95": self.protrusion_err_mm_p95 <= 1.0,
-                "latency_ms_median": self.latency_ms_median <= 33.0}
+                **{key: getattr(self, key) <= limit for key, limit in LIMITS.items()}}
 
 
 def measure(cell: Cell, scenes: int = 50, first_seed: int = 1, fallen_every: int = 5,
@@ -79,16 +80,8 @@ def measure(cell: Cell, scenes: int = 50, first_seed: int = 1, fallen_every: int
             topple(world, rng)   # a fall is a change: perception saw the tower standing first
         toppled = toppled or staged.fell or truth.tower_fell()
         frames = _frames(world, cell)
-        detect_ms = []
-        for name, frame in frames.items():
-            start = time.perf_counter()
-            perception.detect(name, frame.image)
-            detect_ms.append((time.perf_counter() - start) * 1000)
-        start = time.perf_counter()
-        obs = perception.observe(frames).observation
-        total_ms = (time.perf_counter() - start) * 1000
-        fit_ms = max(total_ms - sum(detect_ms), 0.0)
-        latency += [d + fit_ms / 2 for d in detect_ms]
+        obs, frame_ms = _timed_observation(perception, frames)
+        latency += frame_ms
         if toppled:
             fallen += 1
             falls_seen += int(obs.fell)
@@ -120,6 +113,28 @@ def measure(cell: Cell, scenes: int = 50, first_seed: int = 1, fallen_every: int
     figures.false_fall_rate = round(standing_called_fallen / max(standing, 1), 4)
     figures.latency_ms_median = round(statistics.median(latency), 2)
     return figures
+
+
+def _timed_observation(perception: Perception, frames: dict[str, Frame]):
+    """The observation of `frames` (the first, the one scored) and each frame's latency: its
+    detection plus half of the observation's rest, the best of TIMING_REPEATS runs (a shared
+    machine only ever adds time to a computation)."""
+    best: list[float] = []
+    obs = None
+    for _ in range(TIMING_REPEATS):
+        detect_ms = []
+        for name, frame in frames.items():
+            start = time.perf_counter()
+            perception.detect(name, frame.image)
+            detect_ms.append((time.perf_counter() - start) * 1000)
+        start = time.perf_counter()
+        observed = perception.observe(frames).observation
+        fit_ms = max((time.perf_counter() - start) * 1000 - sum(detect_ms), 0.0)
+        if obs is None:
+            obs = observed
+        frame_ms = [d + fit_ms / 2 for d in detect_ms]
+        best = [min(a, b) for a, b in zip(best, frame_ms)] if best else frame_ms
+    return obs, best
 
 
 def _frames(world: SimWorld, cell: Cell) -> dict[str, Frame]:

@@ -40,8 +40,7 @@ def calibrate(image: np.ndarray, camera: CameraModel, model: TowerModel, tower: 
     would scale the tower, and a tower a percent too tall puts the camera a percent too close."""
     sightings = MarkerDetector(model.count).detect(image)
     eye = tower.to_tower(camera.position[None, :])[0]
-    faces = [f for f in model.faces(range(1, layers + 1), model.nominal_pitch)
-             if (eye - f.centre) @ (f.axis * f.end) > 0]
+    faces = model.face_table(range(1, layers + 1), model.nominal_pitch).visible_from(eye).faces()
     expected = camera.project(tower.to_world(np.array([f.centre for f in faces])))
     matches, used = [], set()
     for s in sightings:
