@@ -17,19 +17,20 @@ from controller.commands.progress import Progress
 from hardware.cells import DEFAULT_CELL
 from planning.policies import POLICIES
 
-SUITES = ("game", "link", "sim", "perception", "safety")
+SUITES = ("game", "person", "link", "sim", "perception", "safety")
 # run on its own: it loads the machine on purpose
 LOAD = "load"
 
 
 def register(commands: argparse._SubParsersAction) -> None:
-    bench = commands.add_parser("bench", help="benchmarks: game, link, sim, perception, safety, load")
+    bench = commands.add_parser("bench", help="benchmarks: game, person, link, sim, perception, safety, load")
     bench.add_argument("--suite", required=True, choices=SUITES + (LOAD, "all"),
                        help="`all` is every suite but load, which busies the machine on purpose")
     bench.add_argument("--json", metavar="FILE", help="write the figures as JSON")
     bench.add_argument("--cell", default=str(DEFAULT_CELL), metavar="FILE")
     bench.add_argument("--seeds", type=int, default=3,
-                       help="towers for the sim suite, games per policy for the game suite (default 3)")
+                       help="towers for the sim suite, games per policy (or skill) for the game and person "
+                       "suites (default 3)")
     bench.add_argument("--first-seed", type=int, default=1)
     bench.add_argument("--scenes", type=int, default=50, help="scenes for the perception suite "
                        "(default %(default)s; every fifth is knocked over)")
@@ -40,11 +41,15 @@ def register(commands: argparse._SubParsersAction) -> None:
     bench.add_argument("--policies", default=",".join(POLICIES),
                        help="game suite: which policies, comma-separated (default: the product's "
                        "three; `oracle`, fast mode only, knows each block's true load)")
+    bench.add_argument("--skills", default="0.3,0.7,1.0",
+                       help="person suite: the simulated person's skills, comma-separated, each 0..1 "
+                       "(default %(default)s)")
     bench.add_argument("--full", action="store_true",
                        help="game suite: play through the product's whole pipeline (sim serve, serial "
                        "pty, camera streams), in real time, instead of the fast mode")
     bench.add_argument("--jobs", type=int, default=os.cpu_count() or 1,
-                       help="game suite, fast mode: games played at once (default: one per core)")
+                       help="game suite (fast mode) and person suite: games played at once (default: one "
+                       "per core)")
     bench.add_argument("--burners", type=int, default=4,
                        help="load suite: busy processes beside the runs (default %(default)s)")
     bench.add_argument("--turns", type=int, default=3,
@@ -73,12 +78,15 @@ def run_bench(args: argparse.Namespace) -> int:
         check_mode(args.full, asked)
     except ValueError as exc:
         raise CommandError(str(exc)) from None
+    skills = _skills(args.skills)
     report = {"machine": machine(), "suites": {}}
     tables = []
     for suite in suites:
         started = time.monotonic()
         if suite == "game":
             figures, table = _game(args)
+        elif suite == "person":
+            figures, table = _person(args, skills)
         elif suite == "link":
             figures, table = _link()
         elif suite == "perception":
@@ -102,6 +110,7 @@ def run_bench(args: argparse.Namespace) -> int:
 
 GAME_COLUMNS = ("stories_median", "stories_max", "blocks_moved_median", "extraction_success",
                 "probes_per_turn", "turn_time_s_median", "falls_by_cause")
+PERSON_COLUMNS = GAME_COLUMNS[:-1] + ("ended_by",)
 
 
 def _game(args: argparse.Namespace) -> tuple[dict, str]:
@@ -110,17 +119,41 @@ def _game(args: argparse.Namespace) -> tuple[dict, str]:
     policies = tuple(p for p in BENCH_POLICIES if p in args.policies.split(","))
     figures = measure(args.cell, seeds, args.max_turns, full=args.full,
                       policies=policies, jobs=args.jobs, progress=Progress("bench game"))
-    lines = [f"### game ({figures['mode']} mode, seeds {seeds[0]}-{seeds[-1]}, "
+    title = f"game ({figures['mode']} mode"
+    return figures, _games_table(title, seeds, figures, GAME_COLUMNS,
+                                 {ORACLE: f"{ORACLE} (knows the true loads; not the robot)"})
+
+
+def _person(args: argparse.Namespace, skills: tuple[float, ...]) -> tuple[dict, str]:
+    from controller.bench.person import measure
+    seeds = list(range(args.first_seed, args.first_seed + args.seeds))
+    figures = measure(args.cell, seeds, skills, args.max_turns, jobs=args.jobs,
+                      progress=Progress("bench person"))
+    return figures, _games_table("person (the simulated person alone", seeds, figures, PERSON_COLUMNS, {})
+
+
+def _skills(text: str) -> tuple[float, ...]:
+    try:
+        skills = tuple(float(s) for s in text.split(","))
+    except ValueError:
+        raise CommandError(f"--skills takes numbers 0..1 separated by commas, got {text!r}") from None
+    if not all(0.0 <= s <= 1.0 for s in skills):
+        raise CommandError(f"a skill is within 0..1, got {text!r}")
+    return skills
+
+
+def _games_table(title: str, seeds: list[int], figures: dict, columns: tuple[str, ...],
+                 labels: dict[str, str]) -> str:
+    lines = [f"### {title}, seeds {seeds[0]}-{seeds[-1]}, "
              + (f"at most {figures['max_turns']} turns" if figures['max_turns'] else "whole games")
              + f", wall {figures['wall_s']} s)", "",
-             "| policy | " + " | ".join(GAME_COLUMNS) + " |",
-             "| --- |" + " --- |" * len(GAME_COLUMNS)]
+             "| policy | " + " | ".join(columns) + " |",
+             "| --- |" + " --- |" * len(columns)]
     for name, row in figures["policies"].items():
         cells = [", ".join(f"{k} {v}" for k, v in row[c].items()) or "none" if isinstance(row[c], dict)
-                 else str(row[c]) for c in GAME_COLUMNS]
-        label = f"{name} (knows the true loads; not the robot)" if name == ORACLE else name
-        lines.append(f"| {label} | " + " | ".join(cells) + " |")
-    return figures, "\n".join(lines)
+                 else str(row[c]) for c in columns]
+        lines.append(f"| {labels.get(name, name)} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
 
 
 def _link() -> tuple[dict, str]:

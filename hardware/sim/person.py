@@ -4,8 +4,9 @@ that sticks out, draws the block, carries it up, sets it down on top and lets go
 
 The person sees the tower as a person would (the simulator's ground truth: it is part of the world,
 not of the product). Its skill sets how hard it will push before trying another block, how many it
-tries, and how well it places. For the referee's tests it can be told to make one mistake of the
-rules on its next turn (`mistake`).
+tries, how hard it forces the last, whether it watches the tower, its sense of balance, and how
+well it places. For the referee's tests it can be told to make one mistake of the rules on its
+next turn (`mistake`).
 
 The server's physics loop calls `step()` before every physics step; a turn is a generator that
 moves the finger and hand a step at a time, so the person and the tower run in one simulated time.
@@ -25,6 +26,7 @@ from hardware.sim.placing import RELEASE_ABOVE, across_dir, placement_centre, sl
 from hardware.sim.world import SimWorld
 from planning.game.rules import legal_sources, placement_target
 from planning.game.tower import TowerState
+from planning.stability import BlockDims, removal_margin
 
 MISTAKES = ("wrong_orientation", "forbidden_layer", "new_layer_early", "tested_left_out")
 REACH_SPEED = 0.25          # m/s, the hand and finger in the air
@@ -34,6 +36,7 @@ PUSH_OUT = 0.03             # how far a block is pushed out before it is gripped
 APPROACH_GAP = 0.015        # the fingertip starts this far from the end face (m)
 ABOVE = 0.08                # moves over the tower this far above its top (m)
 MOVED = 0.001               # a tested block moved more than this must go back (m)
+LOOSE_SHARE = 0.6           # a block that gave way above this share of the push limit is loaded
 TOUCH_N = 0.3               # a block being set down has met the tower
 HIGH_CONTACT = 0.004        # a block met this far above its rest sits on something (m)
 RESHIFT = 0.003             # ... and is moved this far away from its neighbour to try again (m)
@@ -62,7 +65,21 @@ class Skill:
 
     @property
     def tries(self) -> int:
-        return 1 + round(5 * self.level)
+        """Blocks a player pushes in a turn before taking one by force."""
+        return 2 + round(13 * self.level)
+
+    @property
+    def force_factor(self) -> float:
+        """How much harder than `push_limit_n` the last block of a turn is pushed: a beginner
+        forces it, a practised player hardly more than they push any block."""
+        return 1.0 + 2.0 * (1.0 - self.level)
+
+    @property
+    def balance_mm(self) -> float:
+        """The sense of balance: a player leaves alone a block whose removal would leave the tower
+        standing by less than this much (the centre of mass of the part above some layer this
+        close to the edge of what supports it; 0: takes anything)."""
+        return 12.0 * self.level
 
     @property
     def restores(self) -> bool:
@@ -82,6 +99,7 @@ class SimPerson:
         self.world = world
         self.truth = GroundTruth(world)
         self.skill = skill
+        self._dims = BlockDims.of(world.cell.blocks)
         self._rng = np.random.default_rng(seed + 104729)
         m = world.model
         self._finger = m.body_mocapid[m.body("person_finger").id]
@@ -97,6 +115,7 @@ class SimPerson:
         self.done_t: float | None = None
         self.entered_t: float | None = None
         self.last_turn: dict = {}
+        self.felt: dict = {}
         self.park()
 
     # --- what the server asks ----------------------------------------------------------------------
@@ -219,8 +238,13 @@ class SimPerson:
             layer = tower.highest_complete_layer
             return [(layer, s) for s in (0, 2, 1) if tower.layers[layer - 1][s]][:1]
         sources = [s for s in legal_sources(tower) if s[0] > 2]
+        # A player sees when taking a block would leave the tower balanced on an edge (a layer
+        # left with one side block, a stack over a lone middle shifted aside) and, as skilled,
+        # leaves those for last.
+        margin = {s: removal_margin(tower, self._dims, s) for s in sources}
         order = self._rng.permutation(len(sources))
-        return [sources[i] for i in order]
+        shuffled = [sources[i] for i in order]
+        return sorted(shuffled, key=lambda s: margin[s] < self.skill.balance_mm)
 
     def _take_out(self, tower: TowerState, record: dict):
         """Push candidates until one slides out; returns it, gripped and drawn clear (or None)."""
@@ -241,13 +265,17 @@ class SimPerson:
             if block is None:
                 continue
             last = n == len(candidates) - 1       # no passing: the last one is taken by force
-            limit = self.skill.push_limit_n * (3.0 if last else 1.0)
+            limit = self.skill.push_limit_n * (self.skill.force_factor if last else 1.0)
             out = yield from self._push(block, PUSH_OUT, limit)
-            record["tried"].append({"source": list(source), "block": block, "came_out": out})
-            if out and (yield from self._draw(block, watch=not last)):
+            record["tried"].append({"source": list(source), "block": block, "came_out": out,
+                                    "peak_n": round(self.felt["peak_n"], 2), "stopped": self.felt["stopped"]})
+            # A block that only gave way near the limit still carries load: a practised player
+            # does not draw it unless nothing else is left.
+            felt_loose = self.felt["peak_n"] <= LOOSE_SHARE * limit or last or not self.skill.restores
+            if out and felt_loose and (yield from self._draw(block, watch=not last)):
                 return source
             if self.skill.restores and self._moved(block) > MOVED:
-                yield from self._push(block, 0.0, self.skill.push_limit_n, from_far_end=False)
+                yield from self._put_back(block)
         return None
 
     # --- the finger --------------------------------------------------------------------------------
@@ -278,19 +306,41 @@ class SimPerson:
         yield from self._reach(self._finger, start)
         start_block = data.xpos[body].copy()
         came = False
+        self.felt = {"peak_n": 0.0, "stopped": "travel"}    # how the last push went
         pos = data.mocap_pos[self._finger].copy()
         limit_steps = int((APPROACH_GAP + abs(target_travel) + 0.02) / (PUSH_SPEED * self.world.timestep))
-        for _ in range(limit_steps):
+        # A practised player watches the tower while testing a block and stops when it moves
+        # along (putting one back, they push it home).
+        self.truth.reference()
+        for step in range(limit_steps):
             pos = pos + push * PUSH_SPEED * self.world.timestep
             data.mocap_pos[self._finger] = pos
             yield
+            self.felt["peak_n"] = max(self.felt["peak_n"], self.finger_force_n)
             if (data.xpos[body] - start_block) @ push >= abs(target_travel) - 0.0002:
                 came = True
+                self.felt["stopped"] = "out"
                 break
             if self.finger_force_n > limit_n:
+                self.felt["stopped"] = "force"
+                break
+            if from_far_end and self.skill.restores and step % 10 == 0 and self._tower_follows(block):
+                self.felt["stopped"] = "tower moved"
                 break
         yield from self._leave(self._finger, -push)
         return came
+
+    def _put_back(self, block: int):
+        """Push a tested block home from its near end, firmly (as hard as the turn's last push):
+        one left sticking out breaks the rules."""
+        yield from self._push(block, 0.0, self.skill.push_limit_n * self.skill.force_factor,
+                              from_far_end=False)
+
+    def _tower_follows(self, block: int) -> bool:
+        """Whether a block other than `block` moved (seen) since the truth's reference."""
+        moved = self.truth.displacements()
+        moved.pop(block)
+        return max(moved.values()) > DRAG_SEEN
 
     def _moved(self, block: int) -> float:
         return float(np.linalg.norm(self.world.data.xpos[self.world.block_body[block]] - self._home))
@@ -314,19 +364,14 @@ class SimPerson:
         self._hold(body)
         self.truth.reference()
         watch = watch and self.skill.restores
-
-        def tower_follows() -> bool:
-            moved = self.truth.displacements()
-            moved.pop(block)
-            return max(moved.values()) > DRAG_SEEN
         steps = iter(range(10 ** 9))
         yield from self._line(self._hand, grip + near * (2 * half + 0.02), PULL_SPEED,
-                              until=lambda: watch and next(steps) % 10 == 0 and tower_follows())
-        if not (watch and tower_follows()):
+                              until=lambda: watch and next(steps) % 10 == 0 and self._tower_follows(block))
+        if not (watch and self._tower_follows(block)):
             return True
         self._release()
         yield from self._leave(self._hand, np.array([0.0, 0.0, 1.0]))
-        yield from self._push(block, 0.0, self.skill.push_limit_n, from_far_end=False)
+        yield from self._put_back(block)
         return False
 
     def _place(self, layer: int, slot: int, yaw: float):

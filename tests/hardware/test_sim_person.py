@@ -116,8 +116,25 @@ def test_skills_and_mistakes_are_checked(table):
     with pytest.raises(ValueError, match="unknown mistake"):
         person.start_turn("juggling")
     assert Skill(1.0).push_limit_n < Skill(0.0).push_limit_n and Skill(1.0).tries > Skill(0.0).tries
+    assert Skill(1.0).force_factor < Skill(0.0).force_factor
+    assert Skill(1.0).balance_mm > Skill(0.3).balance_mm > Skill(0.0).balance_mm == 0.0
     assert set(MISTAKES) == {"wrong_orientation", "forbidden_layer", "new_layer_early",
                              "tested_left_out"}
+
+
+def test_a_skilled_person_leaves_the_blocks_that_would_unbalance_the_tower_for_last(table):
+    from planning.stability import BlockDims, removal_margin
+    _, person, _, _ = table
+    rows = [[True] * 3 for _ in range(18)]
+    rows[5 - 1] = [True, True, False]      # its middle taken, layer 5 would stand on one side
+    rows[9 - 1] = [False, True, False]     # the layers above 9 stand on its middle alone
+    tower = TowerState(tuple(tuple(r) for r in rows))
+    dims = BlockDims.of(person.world.cell.blocks)
+    order = person._candidates(tower)
+    assert sorted(order) == sorted(s for s in legal_sources(tower) if s[0] > 2)
+    shaky = [removal_margin(tower, dims, s) < person.skill.balance_mm for s in order]
+    assert order.index((5, 1)) > order.index((7, 1)) and shaky[order.index((5, 1))]
+    assert shaky == sorted(shaky)           # every balanced choice before any shaky one
 
 
 def test_a_new_round_stops_a_turn_the_fall_cut_short(default_cell):
