@@ -61,9 +61,9 @@ class MarkerDetector:
         self._detector = cv2.aruco.ArucoDetector(dictionary, params)
         self._max_id = 2 * block_count
 
-    def detect(self, image: np.ndarray, offset=(0, 0)) -> list[MarkerSighting]:
-        """The block markers in `image`; corners in pixels of the image, plus `offset` (where the
-        image is a crop of a larger one)."""
+    def detect(self, image: np.ndarray, offset_px=(0, 0)) -> list[MarkerSighting]:
+        """The block markers in `image`; corners in pixels of the image, plus `offset_px` (where
+        the image is a crop of a larger one)."""
         gray = image if image.ndim == 2 else cv2.cvtColor(image, cv2.COLOR_RGB2GRAY)
         corners, ids, _ = self._detector.detectMarkers(gray)
         if ids is None:
@@ -75,7 +75,7 @@ class MarkerDetector:
         # The ArUco 3 search returns whole-pixel corners: refine them all in one call.
         points = np.concatenate([corners[k] for k in keep]).astype(np.float32).reshape(-1, 1, 2)
         cv2.cornerSubPix(gray, points, (2, 2), (-1, -1), _SUBPIX_CRITERIA)
-        points = points.reshape(-1, 4, 2).astype(float) + np.asarray(offset, float)
+        points = points.reshape(-1, 4, 2).astype(float) + np.asarray(offset_px, float)
         centres = diagonal_crossings(points)
         return [MarkerSighting(int(i), p, c) for i, p, c in zip(ids[keep], points, centres)]
 

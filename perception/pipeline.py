@@ -61,7 +61,7 @@ class Perception:
         """Markers in one camera's image, searched only around where the tower can be."""
         camera = next(c for c in self.cameras if c.name == name)
         x0, y0, x1, y1 = self._roi(camera, image.shape)
-        return self.detector.detect(image[y0:y1, x0:x1], offset=(x0, y0))
+        return self.detector.detect(image[y0:y1, x0:x1], offset_px=(x0, y0))
 
     def observe(self, frames: dict[str, Frame]) -> PerceptionResult:
         """One observation from one frame per camera (their world times should be close; the

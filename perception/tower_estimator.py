@@ -6,7 +6,9 @@ markers at once, then every block measured against it.
 2. A marker seen by both cameras is triangulated (its four corners); one seen by one camera is
    placed where its ray meets the vertical plane through its block's axis.
 3. The tower pose (position, yaw, layer pitch) is fitted to all face centres at once with a robust
-   loss, so the few blocks that stick out do not pull it.
+   loss, so the few blocks that stick out do not pull it. Steps 1-3 repeat from the new pose;
+   once the pose moves less than 0.1 mm the matches stand and only the measurements are taken
+   again (a sighting within that of a gate keeps the face it had).
 4. Every block is measured in the fitted tower frame: centre, yaw, and how far it sits along its
    own axis (its protrusion), in metres and degrees.
 """
@@ -20,7 +22,7 @@ import numpy as np
 
 from perception.camera_model import CameraModel
 from perception.markers import MarkerSighting
-from perception.tower_model import FaceTable, SlotFace, TowerModel, face_key
+from perception.tower_model import FaceTable, SlotFace, TowerModel, face_key, table_row
 from planning.game.geometry import TowerPose
 
 ASSIGN_GATE_PX = 9.0       # a sighting this near a slot's track is that slot's, nearest first
@@ -215,8 +217,7 @@ class TowerEstimator:
         slot = np.rint(across / geometry.slot_pitch).astype(int) + 1
         ok = (layer >= 1) & (layer <= top) & (slot >= 0) & (slot <= 2)
         table = self._all_faces(pose.pitch, top)
-        # Row of (layer, slot, end) in the table: layer, then slot, then end (+1 first).
-        row = np.where(ok, ((layer - 1) * 3 + slot) * 2 + (end < 0), 0)
+        row = np.where(ok, table_row(layer, slot, end), 0)
         d = local - table.centre[row]
         ok &= (np.abs(np.einsum("ij,ij->i", d, table.across[row])) <= SLOT_GATE_M) \
             & (np.abs(d[:, 2]) <= SLOT_GATE_M) \
@@ -230,11 +231,11 @@ class TowerEstimator:
         ranked = sorted(matched.items(), key=lambda kv: -len(kv[1]))
         faces_taken, markers_taken, out = set(), set(), []
         for key, by_camera in ranked:
-            face_key, marker = key[:3], key[3]
-            if face_key in faces_taken or marker in markers_taken:
+            face, marker = key[:3], key[3]
+            if face in faces_taken or marker in markers_taken:
                 unassigned += list(by_camera.items())
                 continue
-            faces_taken.add(face_key)
+            faces_taken.add(face)
             markers_taken.add(marker)
             out.append((faces_by_key[key], marker, by_camera))
         return out, unassigned
@@ -256,14 +257,15 @@ class TowerEstimator:
                for (face, marker, by_camera), centre, normal in zip(both, centres, normals)]
         single = [(face, marker, *next(iter(by_camera.items())))
                   for face, marker, by_camera in matched if len(by_camera) == 1]
-        centres: list = [None] * len(single)
+        on_planes: list = [None] * len(single)
         for name in {row[2] for row in single}:
             rows = [k for k, row in enumerate(single) if row[2] == name]
-            found = self._on_axis_planes(self.cameras[name], [single[k] for k in rows], pose)
+            found = self._on_axis_planes(self.cameras[name], [single[k][0] for k in rows],
+                                         [single[k][3] for k in rows], pose)
             for k, c in zip(rows, found):
-                centres[k] = c
+                on_planes[k] = c
         out += [FaceMeasurement(face, marker, c, None, (name,), sighting)
-                for (face, marker, name, sighting), c in zip(single, centres) if c is not None]
+                for (face, marker, name, sighting), c in zip(single, on_planes) if c is not None]
         return out
 
     def _with_normal(self, m: FaceMeasurement) -> FaceMeasurement:
@@ -288,13 +290,14 @@ class TowerEstimator:
         return out
 
     @staticmethod
-    def _on_axis_planes(camera: CameraModel, rows, pose: TowerPose) -> list:
+    def _on_axis_planes(camera: CameraModel, faces: list[SlotFace], sightings: list[MarkerSighting],
+                        pose: TowerPose) -> list:
         """Where the ray through each sighting's centre meets the vertical plane through its
         face's block axis (None where the ray runs along the plane)."""
-        rays = camera.rays(np.array([row[3].centre for row in rows]))
+        rays = camera.rays(np.array([s.centre for s in sightings]))
         origin = camera.position
-        plane_point = pose.to_world(np.array([row[0].centre for row in rows]))
-        plane_normal = pose.vector_to_world(np.array([row[0].across for row in rows]))
+        plane_point = pose.to_world(np.array([f.centre for f in faces]))
+        plane_normal = pose.vector_to_world(np.array([f.across for f in faces]))
         denom = np.einsum("ij,ij->i", rays, plane_normal)
         t = np.einsum("ij,ij->i", plane_point - origin, plane_normal) / np.where(np.abs(denom) < 1e-6, 1.0, denom)
         return [None if abs(dn) < 1e-6 else origin + tk * ray for dn, tk, ray in zip(denom, t, rays)]

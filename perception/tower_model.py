@@ -78,6 +78,12 @@ def face_key(layer, slot, end):
     return (np.asarray(layer) * 3 + slot) * 2 + (np.asarray(end) < 0)
 
 
+def table_row(layer, slot, end):
+    """The row of (layer, slot, end) (arrays or numbers) in a table of every face of layers 1 and
+    up, `TowerModel.face_table(range(1, n), pitch)`."""
+    return face_key(layer, slot, end) - face_key(1, 0, 1)
+
+
 class TowerModel:
     def __init__(self, blocks: BlockSet):
         self.geometry = TowerGeometry.of_blocks(blocks)

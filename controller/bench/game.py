@@ -168,6 +168,29 @@ def _fast_game(job: tuple) -> GameRecord:
     return play_fast_game(load(cell_path), seed, name, max_turns)
 
 
+def play_games(play: Callable[[tuple], GameRecord], work: list[tuple], jobs: int,
+               progress: Callable[[int, int], None] | None = None) -> list[GameRecord]:
+    """`play(job)` for every job, `jobs` at a time, each in its own process (games share nothing;
+    `play` must then be a module's function), or here in turn with one job or one game. In the
+    order they end."""
+    games: list[GameRecord] = []
+    if jobs <= 1 or len(work) == 1:
+        for job in work:
+            games.append(play(job))
+            if progress:
+                progress(len(games), len(work))
+        return games
+    import concurrent.futures
+    import multiprocessing
+    context = multiprocessing.get_context("spawn")   # no MuJoCo state shared by a fork
+    with concurrent.futures.ProcessPoolExecutor(jobs, mp_context=context) as pool:
+        for future in concurrent.futures.as_completed([pool.submit(play, job) for job in work]):
+            games.append(future.result())
+            if progress:
+                progress(len(games), len(work))
+    return games
+
+
 def measure(cell_path: str, seeds: list[int], max_turns: int | None = None, full: bool = False,
             policies: tuple[str, ...] = POLICIES, jobs: int = 1,
             progress: Callable[[int, int], None] | None = None) -> dict:
@@ -180,21 +203,11 @@ def measure(cell_path: str, seeds: list[int], max_turns: int | None = None, full
     out = {"mode": "full" if full else "fast", "seeds": seeds, "max_turns": max_turns,
            "policies": {}}
     work = [(cell_path, seed, name, max_turns) for name in policies for seed in seeds]
-    games: list[GameRecord] = []
     if full:
-        for job in work:
-            games.append(play_full_game(*job))
-            if progress:
-                progress(len(games), len(work))
+        # one at a time, in this process: each needs the machine to itself to keep real time
+        games = play_games(lambda job: play_full_game(*job), work, 1, progress)
     else:
-        import concurrent.futures
-        import multiprocessing
-        context = multiprocessing.get_context("spawn")   # no MuJoCo state shared by a fork
-        with concurrent.futures.ProcessPoolExecutor(max(1, jobs), mp_context=context) as pool:
-            for future in concurrent.futures.as_completed([pool.submit(_fast_game, j) for j in work]):
-                games.append(future.result())
-                if progress:
-                    progress(len(games), len(work))
+        games = play_games(_fast_game, work, jobs, progress)
     for name in policies:
         out["policies"][name] = summarise(sorted((g for g in games if g.policy == name),
                                                  key=lambda g: g.seed))

@@ -14,10 +14,10 @@ from __future__ import annotations
 import time
 from typing import Callable
 
-from controller.bench.game import GameRecord, TurnRecord, summarise
+from controller.bench.game import GameRecord, TurnRecord, play_games, summarise
 from planning.game.rules import check_move
 from planning.game.rules.options import SETTLING_WINDOW_S
-from planning.game.tower import TowerState
+from planning.game.tower import TowerError, TowerState
 
 SKILLS = (0.3, 0.7, 1.0)
 TURN_LIMIT_S = 600.0          # world time; a turn this long is a stuck person, reported as such
@@ -43,7 +43,7 @@ def play_person_game(cell, seed: int, skill: float, max_turns: int | None) -> Ga
             turn = _turn(world, person, truth, len(game.turns) + 1)
             game.turns.append(turn)
             if turn.cause:
-                game.ended_by = turn.cause
+                game.ended_by = turn.cause.split(":")[0]   # the kind; the turn keeps the detail
                 break
             game.stories = turn.stories
         game.ended_by = game.ended_by or "move cap"
@@ -55,6 +55,13 @@ def play_person_game(cell, seed: int, skill: float, max_turns: int | None) -> Ga
 
 
 def _turn(world, person, truth, number: int) -> TurnRecord:
+    try:
+        return _judged_turn(world, person, truth, number)
+    except TowerError as exc:       # blocks lie in the tower's footprint, but no tower stands
+        return TurnRecord(number, fell=True, cause=f"the tower fell: no tower stands ({exc})")
+
+
+def _judged_turn(world, person, truth, number: int) -> TurnRecord:
     before = truth.tower_state()
     truth.reference()
     started = world.time
@@ -64,7 +71,7 @@ def _turn(world, person, truth, number: int) -> TurnRecord:
         world.step(1)
         if world.time - started > TURN_LIMIT_S:
             person.stop_turn()
-            return TurnRecord(number, cause="the person's turn never ended",
+            return TurnRecord(number, cause=f"the person's turn never ended: {TURN_LIMIT_S:g} s",
                               time_s=round(world.time - started, 2))
     world.step_for(SETTLING_WINDOW_S)
     played = person.last_turn
@@ -82,7 +89,7 @@ def _turn(world, person, truth, number: int) -> TurnRecord:
     after = truth.tower_state()
     wrong = _illegal(before, after)
     if wrong:
-        record.cause = f"the move was not legal: {wrong}"
+        record.cause = f"not a legal move: {wrong}"
         return record
     record.legal = True
     record.stories = after.stories()
@@ -116,24 +123,9 @@ def measure(cell_path: str, seeds: list[int], skills: tuple[float, ...] = SKILLS
             progress: Callable[[int, int], None] | None = None) -> dict:
     """Every skill over every seed, `jobs` games at a time (each in its own process; one job, or
     one game, in this process)."""
-    import concurrent.futures
-    import multiprocessing
-
     started = time.monotonic()
     work = [(cell_path, seed, skill, max_turns) for skill in skills for seed in seeds]
-    games: list[GameRecord] = []
-    if jobs <= 1 or len(work) == 1:
-        for job in work:
-            games.append(_person_game(job))
-            if progress:
-                progress(len(games), len(work))
-    else:
-        context = multiprocessing.get_context("spawn")   # no MuJoCo state shared by a fork
-        with concurrent.futures.ProcessPoolExecutor(jobs, mp_context=context) as pool:
-            for future in concurrent.futures.as_completed([pool.submit(_person_game, j) for j in work]):
-                games.append(future.result())
-                if progress:
-                    progress(len(games), len(work))
+    games = play_games(_person_game, work, jobs, progress)
     out = {"mode": "person", "seeds": seeds, "max_turns": max_turns, "policies": {}}
     for skill in skills:
         out["policies"][label(skill)] = summarise(sorted((g for g in games if g.policy == label(skill)),

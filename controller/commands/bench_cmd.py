@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 from controller.bench.oracle import BENCH_POLICIES, ORACLE, check_mode
+from controller.bench.person import SKILLS as PERSON_SKILLS
 from controller.commands.cell_cmd import load
 from controller.commands.common import CommandError
 from controller.commands.progress import Progress
@@ -37,11 +38,11 @@ def register(commands: argparse._SubParsersAction) -> None:
     bench.add_argument("--reaches", type=int, default=10,
                        help="hands reaching into the workspace for the safety suite (default %(default)s)")
     bench.add_argument("--max-turns", type=int, default=None,
-                       help="game suite: a move cap (default: none, every game to its end)")
+                       help="game and person suites: a move cap (default: none, every game to its end)")
     bench.add_argument("--policies", default=",".join(POLICIES),
                        help="game suite: which policies, comma-separated (default: the product's "
                        "three; `oracle`, fast mode only, knows each block's true load)")
-    bench.add_argument("--skills", default="0.3,0.7,1.0",
+    bench.add_argument("--skills", default=",".join(f"{s:g}" for s in PERSON_SKILLS),
                        help="person suite: the simulated person's skills, comma-separated, each 0..1 "
                        "(default %(default)s)")
     bench.add_argument("--full", action="store_true",
@@ -119,8 +120,7 @@ def _game(args: argparse.Namespace) -> tuple[dict, str]:
     policies = tuple(p for p in BENCH_POLICIES if p in args.policies.split(","))
     figures = measure(args.cell, seeds, args.max_turns, full=args.full,
                       policies=policies, jobs=args.jobs, progress=Progress("bench game"))
-    title = f"game ({figures['mode']} mode"
-    return figures, _games_table(title, seeds, figures, GAME_COLUMNS,
+    return figures, _games_table(f"game ({figures['mode']} mode", seeds, figures, GAME_COLUMNS,
                                  {ORACLE: f"{ORACLE} (knows the true loads; not the robot)"})
 
 
@@ -129,7 +129,8 @@ def _person(args: argparse.Namespace, skills: tuple[float, ...]) -> tuple[dict, 
     seeds = list(range(args.first_seed, args.first_seed + args.seeds))
     figures = measure(args.cell, seeds, skills, args.max_turns, jobs=args.jobs,
                       progress=Progress("bench person"))
-    return figures, _games_table("person (the simulated person alone", seeds, figures, PERSON_COLUMNS, {})
+    return figures, _games_table("person (the simulated person alone", seeds, figures,
+                                 PERSON_COLUMNS, {})
 
 
 def _skills(text: str) -> tuple[float, ...]:
@@ -139,11 +140,12 @@ def _skills(text: str) -> tuple[float, ...]:
         raise CommandError(f"--skills takes numbers 0..1 separated by commas, got {text!r}") from None
     if not all(0.0 <= s <= 1.0 for s in skills):
         raise CommandError(f"a skill is within 0..1, got {text!r}")
-    return skills
+    return tuple(dict.fromkeys(skills))            # each once, in the order given
 
 
 def _games_table(title: str, seeds: list[int], figures: dict, columns: tuple[str, ...],
                  labels: dict[str, str]) -> str:
+    """`title` opens a parenthesis that the seeds, the cap and the wall time close."""
     lines = [f"### {title}, seeds {seeds[0]}-{seeds[-1]}, "
              + (f"at most {figures['max_turns']} turns" if figures['max_turns'] else "whole games")
              + f", wall {figures['wall_s']} s)", "",

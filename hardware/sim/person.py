@@ -50,8 +50,9 @@ PLAYER_REACH = 0.6
 
 @dataclass(frozen=True)
 class Skill:
-    """0 (first game) to 1 (practised). A practised player pushes gently, tries more blocks,
-    puts back what it moved, and places accurately."""
+    """0 (first game) to 1 (practised). A practised player pushes gently, tries more blocks and
+    forces the last one less, watches the tower and puts back what it moved, judges balance, and
+    places accurately."""
 
     level: float = 0.7
 
@@ -76,7 +77,7 @@ class Skill:
 
     @property
     def balance_mm(self) -> float:
-        """The sense of balance: a player leaves alone a block whose removal would leave the tower
+        """The sense of balance: a player leaves for last a block whose removal would leave the tower
         standing by less than this much (the centre of mass of the part above some layer this
         close to the edge of what supports it; 0: takes anything)."""
         return 12.0 * self.level
@@ -244,7 +245,8 @@ class SimPerson:
         margin = {s: removal_margin(tower, self._dims, s) for s in sources}
         order = self._rng.permutation(len(sources))
         shuffled = [sources[i] for i in order]
-        return sorted(shuffled, key=lambda s: margin[s] < self.skill.balance_mm)
+        balance = self.skill.balance_mm
+        return sorted(shuffled, key=lambda s: balance > 0 and margin[s] < balance)
 
     def _take_out(self, tower: TowerState, record: dict):
         """Push candidates until one slides out; returns it, gripped and drawn clear (or None)."""
@@ -266,7 +268,7 @@ class SimPerson:
                 continue
             last = n == len(candidates) - 1       # no passing: the last one is taken by force
             limit = self.skill.push_limit_n * (self.skill.force_factor if last else 1.0)
-            out = yield from self._push(block, PUSH_OUT, limit)
+            out = yield from self._push(block, PUSH_OUT, limit, watch=not last)
             record["tried"].append({"source": list(source), "block": block, "came_out": out,
                                     "peak_n": round(self.felt["peak_n"], 2), "stopped": self.felt["stopped"]})
             # A block that only gave way near the limit still carries load: a practised player
@@ -281,7 +283,7 @@ class SimPerson:
     # --- the finger --------------------------------------------------------------------------------
 
     def _push(self, block: int, protrude: float, limit_n: float, from_far_end: bool = True,
-              toward_x: bool = False):
+              toward_x: bool = False, watch: bool = True):
         """Push `block` from its end away from the person until its near end stands `protrude`
         out of its home, or the tip feels `limit_n`; True if it got there. With `from_far_end`
         False, push it back from the near end until it is home again."""
@@ -310,7 +312,8 @@ class SimPerson:
         pos = data.mocap_pos[self._finger].copy()
         limit_steps = int((APPROACH_GAP + abs(target_travel) + 0.02) / (PUSH_SPEED * self.world.timestep))
         # A practised player watches the tower while testing a block and stops when it moves
-        # along (putting one back, they push it home).
+        # along; the last block of a turn, and one being put back, they push on regardless.
+        watching = watch and from_far_end and self.skill.restores
         self.truth.reference()
         for step in range(limit_steps):
             pos = pos + push * PUSH_SPEED * self.world.timestep
@@ -324,7 +327,7 @@ class SimPerson:
             if self.finger_force_n > limit_n:
                 self.felt["stopped"] = "force"
                 break
-            if from_far_end and self.skill.restores and step % 10 == 0 and self._tower_follows(block):
+            if watching and step % 10 == 0 and self._tower_follows(block):
                 self.felt["stopped"] = "tower moved"
                 break
         yield from self._leave(self._finger, -push)

@@ -20,14 +20,15 @@ def test_one_block_from_below_to_the_top_is_legal():
     assert _illegal(before, _tower((5, 1, False), (19, 0, True))) is None
 
 
-@pytest.mark.parametrize("after", [
-    _tower((5, 1, False)),                                   # taken, never placed
-    _tower((5, 1, False), (19, 0, True), (6, 0, False)),     # a second block went too
-    _tower((18, 1, False), (19, 0, True)),                   # from the top (complete) layer
-    _tower(),                                                # nothing moved
+@pytest.mark.parametrize("after,reason", [
+    (_tower((5, 1, False)), "slots emptied [layer 5 slot 1], filled []"),            # never placed
+    (_tower((5, 1, False), (19, 0, True), (6, 0, False)),
+     "slots emptied [layer 5 slot 1, layer 6 slot 0], filled [layer 19 slot 0]"),    # a second went too
+    (_tower((18, 1, False), (19, 0, True)), "the highest complete layer"),            # from the top
+    (_tower(), "slots emptied [], filled []"),                                        # nothing moved
 ])
-def test_anything_else_is_not(after):
-    assert _illegal(_tower(), after)
+def test_anything_else_is_not_and_says_why(after, reason):
+    assert reason in _illegal(_tower(), after)
 
 
 def test_skills_out_of_range_are_refused(capsys):

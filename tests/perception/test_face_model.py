@@ -8,7 +8,7 @@ from hypothesis import given, settings, strategies as st
 from perception.markers import diagonal_crossings
 from perception.observation import TowerObserver
 from perception.tower_estimator import TowerEstimator
-from perception.tower_model import TowerModel, face_key
+from perception.tower_model import TowerModel, face_key, table_row
 from planning.game.tower import SLOTS
 
 
@@ -120,3 +120,20 @@ def test_a_quad_off_the_image_or_too_small_is_no_sticker():
     image = _sticker_image(True, True)
     assert TowerObserver._white(image, QUAD + [500, 0]) is False
     assert TowerObserver._white(image, np.array([[70, 50], [72, 50], [72, 52], [70, 52]], np.int32)) is False
+
+
+def test_a_point_on_a_face_names_that_face_and_one_off_every_face_none(model):
+    from perception.tower_estimator import SLOT_GATE_M
+    from planning.game.geometry import TowerPose
+    estimator = TowerEstimator(model, [])
+    pose = TowerPose(0.5, 0.1, 0.4, model.nominal_pitch * 1.01, 0.0, 0.0)
+    table = model.face_table(range(1, 13), pose.pitch)
+    assert list(table_row(table.layer, table.slot, table.end)) == list(range(len(table)))
+    found = estimator._faces_at(pose.to_world(table.centre), pose, 12)
+    assert [(f.layer, f.slot, f.end) for f in found] == list(zip(table.layer, table.slot, table.end))
+    # Half-way between two slots (or beside the tower): further than the gate from any face.
+    assert model.slot_pitch / 2 > SLOT_GATE_M
+    off = table.centre + table.across * (model.slot_pitch / 2)
+    assert all(f is None for f in estimator._faces_at(pose.to_world(off), pose, 12))
+    above = table.centre[-6:] + np.array([0.0, 0.0, pose.pitch])   # layer 13, beyond `top`
+    assert all(f is None for f in estimator._faces_at(pose.to_world(above), pose, 12))
