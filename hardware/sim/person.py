@@ -234,24 +234,31 @@ class SimPerson:
         yield from self._place(layer, slot, yaw)
         self.park()
 
-    def _candidates(self, tower: TowerState) -> list[tuple[int, int]]:
+    def _candidates(self, tower: TowerState):
+        """The blocks to try, in order (a generator over physics steps; returns the list)."""
         if self.mistake == "forbidden_layer":      # a block of the highest complete layer
             layer = tower.highest_complete_layer
             return [(layer, s) for s in (0, 2, 1) if tower.layers[layer - 1][s]][:1]
         sources = [s for s in legal_sources(tower) if s[0] > 2]
-        # A player sees when taking a block would leave the tower balanced on an edge (a layer
-        # left with one side block, a stack over a lone middle shifted aside) and, as skilled,
-        # leaves those for last.
-        margin = {s: removal_margin(tower, self._dims, s) for s in sources}
         order = self._rng.permutation(len(sources))
         shuffled = [sources[i] for i in order]
         balance = self.skill.balance_mm
-        return sorted(shuffled, key=lambda s: balance > 0 and margin[s] < balance)
+        if balance <= 0:
+            return shuffled
+        # A player sees when taking a block would leave the tower balanced on an edge (a layer
+        # left with one side block, a stack over a lone middle shifted aside) and, as skilled,
+        # leaves those for last. One block is judged per physics step: the step also serves the
+        # arm's serial link, and judging them all at once (about 10 ms each) would stall it.
+        margin = {}
+        for source in sources:
+            margin[source] = removal_margin(tower, self._dims, source)
+            yield
+        return sorted(shuffled, key=lambda s: margin[s] < balance)
 
     def _take_out(self, tower: TowerState, record: dict):
         """Push candidates until one slides out; returns it, gripped and drawn clear (or None)."""
         tries = self.skill.tries
-        candidates = self._candidates(tower)
+        candidates = yield from self._candidates(tower)
         if self.mistake == "tested_left_out" and len(candidates) > 1:
             # test a block, change one's mind, and leave it sticking out
             source, candidates = candidates[0], candidates[1:]
