@@ -30,7 +30,8 @@ def label(skill: float) -> str:
 def play_person_game(cell, seed: int, skill: float, max_turns: int | None) -> GameRecord:
     """One solo game of the simulated person at `skill` on the tower drawn from `seed`."""
     from hardware.sim.ground_truth import GroundTruth
-    from hardware.sim.person import SimPerson, Skill
+    from hardware.sim.person import SimPerson
+    from hardware.sim.skill import Skill
     from hardware.sim.world import SimWorld
 
     started = time.monotonic()

@@ -14,8 +14,6 @@ moves the finger and hand a step at a time, so the person and the tower run in o
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import mujoco
 import numpy as np
 
@@ -23,6 +21,7 @@ from hardware.sim.ground_truth import GroundTruth
 from hardware.sim.mocap import overlaps_square, quat_mul, rotate_z, slerp, weld, yaw_of, yaw_quat
 from hardware.sim.mjcf import PERSON_FINGER_LENGTH, PERSON_PARK
 from hardware.sim.placing import RELEASE_ABOVE, across_dir, placement_centre, slot_world
+from hardware.sim.skill import Skill
 from hardware.sim.world import SimWorld
 from planning.game.rules import legal_sources, placement_target
 from planning.game.tower import TowerState
@@ -46,53 +45,6 @@ LEFT_OUT = 0.004            # how far the tested_left_out mistake leaves a block
 # Where the person's hand comes up over the table: their side, beyond the cell's light curtain
 # (-y of the tower), so every reach to the tower crosses it as a real one would.
 PLAYER_REACH = 0.6
-
-
-@dataclass(frozen=True)
-class Skill:
-    """0 (first game) to 1 (practised). A practised player pushes gently, tries more blocks and
-    forces the last one less, watches the tower and puts back what it moved, judges balance, and
-    places accurately."""
-
-    level: float = 0.7
-
-    def __post_init__(self) -> None:
-        if not 0.0 <= self.level <= 1.0:
-            raise ValueError(f"a skill level is within 0..1, got {self.level}")
-
-    @property
-    def push_limit_n(self) -> float:
-        return 0.8 + 2.2 * (1.0 - self.level)
-
-    @property
-    def tries(self) -> int:
-        """Blocks a player pushes in a turn before taking one by force."""
-        return 2 + round(13 * self.level)
-
-    @property
-    def force_factor(self) -> float:
-        """How much harder than `push_limit_n` the last block of a turn is pushed: a beginner
-        forces it, a practised player hardly more than they push any block."""
-        return 1.0 + 2.0 * (1.0 - self.level)
-
-    @property
-    def balance_mm(self) -> float:
-        """The sense of balance: a player leaves for last a block whose removal would leave the tower
-        standing by less than this much (the centre of mass of the part above some layer this
-        close to the edge of what supports it; 0: takes anything)."""
-        return 12.0 * self.level
-
-    @property
-    def restores(self) -> bool:
-        return self.level >= 0.5
-
-    @property
-    def place_sigma_m(self) -> float:
-        return 0.0005 + 0.003 * (1.0 - self.level)
-
-    @property
-    def yaw_sigma_rad(self) -> float:
-        return np.radians(0.5 + 5.0 * (1.0 - self.level))
 
 
 class SimPerson:

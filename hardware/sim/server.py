@@ -25,7 +25,8 @@ from firmware_bridge.device.pty_port import PtyPort
 from hardware.sim.arrange import arrange_tower
 from hardware.sim.camera_server import CameraServer, frame_period
 from hardware.sim.ground_truth import GroundTruth
-from hardware.sim.person import Skill, SimPerson
+from hardware.sim.person import SimPerson
+from hardware.sim.skill import Skill
 from hardware.sim.virtual_firmware import SimHardware, device_config
 from hardware.sim.world import SimWorld
 from planning.game.cell.model import Cell

@@ -9,7 +9,8 @@ import pytest
 
 from controller.match.referee import judge_seen_move
 from hardware.sim.ground_truth import GroundTruth
-from hardware.sim.person import MISTAKES, SimPerson, Skill
+from hardware.sim.person import MISTAKES, SimPerson
+from hardware.sim.skill import Skill
 from hardware.sim.world import SimWorld
 from perception.pipeline import Perception
 from planning.game.rules import ViolationCode, legal_sources, placement_target
