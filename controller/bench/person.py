@@ -80,7 +80,7 @@ def _judged_turn(world, person, truth, number: int) -> TurnRecord:
     record = TurnRecord(number, played.get("source"), played.get("target"), probes=len(tried),
                         probed=[t["source"] for t in tried], time_s=round(world.time - started, 2))
     taken = next((t["block"] for t in tried if t["source"] == played.get("source")), None)
-    record.fell = any(b != taken for b in truth.fallen())
+    record.fell = truth.fell(moving=taken)
     if record.fell:
         record.cause = "the tower fell"
         return record

@@ -96,7 +96,7 @@ class BenchHands:
     def fallen(self, moving: int | None = None) -> bool:
         """The tower fell by the rules' strict reading: a block other than `moving` (the one
         being moved) came down, 2 cm or more below where it was at `mark()`."""
-        return any(block != moving for block in self.truth.fallen())
+        return self.truth.fell(moving)
 
     def mark(self) -> None:
         """Where every block is now is where it belongs (a turn starts): falls and drags are

@@ -118,6 +118,11 @@ class GroundTruth:
         now = self.positions()
         return sorted(b for b in now if self._reference[b][2] - now[b][2] > FALLEN_DROP)
 
+    def fell(self, moving: int | None = None) -> bool:
+        """The tower fell by the rules' strict reading: a block other than `moving` (the one
+        being moved) came down 2 cm or more below where it was at `reference()`."""
+        return any(block != moving for block in self.fallen())
+
     def tower_fell(self, min_blocks: int = 3) -> bool:
         return len(self.fallen()) >= min_blocks
 
