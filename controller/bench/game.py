@@ -162,6 +162,12 @@ def summarise(games: list[GameRecord]) -> dict:
     }
 
 
+def summarise_each(games: list[GameRecord], names) -> dict:
+    """The figures of each policy of `names` over its games, in seed order."""
+    return {name: summarise(sorted((g for g in games if g.policy == name), key=lambda g: g.seed))
+            for name in names}
+
+
 def _fast_game(job: tuple) -> GameRecord:
     cell_path, seed, name, max_turns = job
     from controller.commands.cell_cmd import load
@@ -208,8 +214,6 @@ def measure(cell_path: str, seeds: list[int], max_turns: int | None = None, full
         games = play_games(lambda job: play_full_game(*job), work, 1, progress)
     else:
         games = play_games(_fast_game, work, jobs, progress)
-    for name in policies:
-        out["policies"][name] = summarise(sorted((g for g in games if g.policy == name),
-                                                 key=lambda g: g.seed))
+    out["policies"] = summarise_each(games, policies)
     out["wall_s"] = round(time.monotonic() - started, 1)
     return out

@@ -14,7 +14,7 @@ from __future__ import annotations
 import time
 from typing import Callable
 
-from controller.bench.game import GameRecord, TurnRecord, play_games, summarise
+from controller.bench.game import GameRecord, TurnRecord, play_games, summarise_each
 from planning.game.rules import check_move
 from planning.game.rules.options import SETTLING_WINDOW_S
 from planning.game.tower import TowerError, TowerState
@@ -127,9 +127,7 @@ def measure(cell_path: str, seeds: list[int], skills: tuple[float, ...] = SKILLS
     started = time.monotonic()
     work = [(cell_path, seed, skill, max_turns) for skill in skills for seed in seeds]
     games = play_games(_person_game, work, jobs, progress)
-    out = {"mode": "person", "seeds": seeds, "max_turns": max_turns, "policies": {}}
-    for skill in skills:
-        out["policies"][label(skill)] = summarise(sorted((g for g in games if g.policy == label(skill)),
-                                                         key=lambda g: g.seed))
+    out = {"mode": "person", "seeds": seeds, "max_turns": max_turns,
+           "policies": summarise_each(games, [label(skill) for skill in skills])}
     out["wall_s"] = round(time.monotonic() - started, 1)
     return out

@@ -138,8 +138,12 @@ def _skills(text: str) -> tuple[float, ...]:
         skills = tuple(float(s) for s in text.split(","))
     except ValueError:
         raise CommandError(f"--skills takes numbers 0..1 separated by commas, got {text!r}") from None
-    if not all(0.0 <= s <= 1.0 for s in skills):
-        raise CommandError(f"a skill is within 0..1, got {text!r}")
+    from hardware.sim.skill import Skill
+    try:
+        for skill in skills:
+            Skill(skill)
+    except ValueError as exc:
+        raise CommandError(f"--skills {text}: {exc}") from None
     return tuple(dict.fromkeys(skills))            # each once, in the order given
 
 
