@@ -109,9 +109,6 @@ class TowerModel:
     def face(self, layer: int, slot: int, end: int, pitch: float) -> SlotFace:
         return self.face_table([layer], pitch, slots=[slot], ends=[end]).face(0)
 
-    def faces(self, layers: range, pitch: float, ends=(1, -1)) -> list[SlotFace]:
-        return self.face_table(layers, pitch, ends=ends).faces()
-
     def face_table(self, layers, pitch: float, slots=SLOTS, ends=(1, -1)) -> FaceTable:
         """Every (layer, slot, end) face of `layers`, in that order (layer, then slot, then end)."""
         layer, slot, end = (a.ravel() for a in np.meshgrid(np.asarray(layers, int), np.asarray(slots, int),
