@@ -80,6 +80,19 @@ RESTORE_M = 0.001
 
 
 @dataclass(frozen=True)
+class CandidateFilter:
+    """Which legal blocks are candidates at all: the lowest layer taken from, the stability margin
+    left after the move, the safe push force (see the constants above)."""
+    lowest_layer: int = LOWEST_LAYER
+    min_margin_mm: float = MIN_MARGIN_MM
+    min_push_n: float = MIN_PUSH_N
+
+
+# The robot's own filter.
+ROBOT_FILTER = CandidateFilter()
+
+
+@dataclass(frozen=True)
 class Candidate:
     source: tuple[int, int]
     margin_mm: float
@@ -147,9 +160,11 @@ def placement_guards(tower: TowerState, dims: BlockDims, target: tuple[int, int]
 def rank(tower: TowerState, belief: LoosenessBelief, dims: BlockDims,
          options: RuleOptions = RuleOptions(), exclude: set | None = None,
          offsets: dict | None = None, pulled_end: Callable[[int], int] | None = None,
-         statics: dict | None = None) -> list[Candidate]:
-    """Stable legal candidates, most promising first. `pulled_end(layer)`: the end (+1 or -1
-    along the layer's axis) its blocks are pulled out by; without it riders are not looked for.
+         statics: dict | None = None, accept: CandidateFilter = ROBOT_FILTER
+         ) -> list[Candidate]:
+    """Stable legal candidates (those `accept` lets through), most promising first.
+    `pulled_end(layer)`: the end (+1 or -1 along the layer's axis) its blocks are pulled out by;
+    without it riders are not looked for.
     `statics`: a dict kept between calls on the same tower and offsets (one turn), in which each
     source's stability margin and safe push force are remembered: they cost most of the ranking
     and only the belief changes between the calls."""
@@ -158,15 +173,15 @@ def rank(tower: TowerState, belief: LoosenessBelief, dims: BlockDims,
     target = placement_slot(tower, dims)
     out = []
     for source in legal_sources(tower, options):
-        if source in exclude or source[0] < LOWEST_LAYER:
+        if source in exclude or source[0] < accept.lowest_layer:
             continue
         if source not in statics:
             margin = removal_margin(tower, dims, source, target, offsets)
             limit = PUSH_SAFETY * push_limit_n(tower, dims, source, offsets) \
-                if dims.mass > 0 and margin >= MIN_MARGIN_MM else np.inf
+                if dims.mass > 0 and margin >= accept.min_margin_mm else np.inf
             statics[source] = margin, limit
         margin, limit = statics[source]
-        if margin < MIN_MARGIN_MM or limit < MIN_PUSH_N:
+        if margin < accept.min_margin_mm or limit < accept.min_push_n:
             continue
         rider_at, rider_p = (None, 0.0) if pulled_end is None else \
             _rider(tower, belief, source, pulled_end(source[0]))

@@ -4,7 +4,8 @@ planning/policies.py, scored by how high the tower got, how often a turn ended l
 tower standing, how many test pushes a turn took and how long it took in simulated time.
 
 `oracle` (controller/bench/oracle.py), fast mode only, is the ceiling: a player that knows each
-block's true load.
+block's true load; `oracle-relaxed` knows them too and takes any block the stability model says
+the tower stands without, from any layer: the ceiling of the simulated physics.
 
 Both modes play the product's own solo game (controller/solo.py) and turn procedure
 (controller/turn/procedure.py); they differ in the hands that carry the turns out:
@@ -95,10 +96,10 @@ def play_fast_game(cell, seed: int, policy_name: str, max_turns: int | None) -> 
 
 
 def fast_policy(name: str, seed: int, hands) -> Policy:
-    """The policy `name` for a fast game: the oracle reads the loads through the hands' simulator."""
-    from controller.bench.oracle import ORACLE, OraclePolicy
-    if name == ORACLE:
-        return OraclePolicy(loads=hands.bench.truth.loads)
+    """The policy `name` for a fast game: an oracle reads the loads through the hands' simulator."""
+    from controller.bench.oracle import ORACLES, oracle_policy
+    if name in ORACLES:
+        return oracle_policy(name, hands.bench.truth.loads)
     return Policy(name, np.random.default_rng(seed))
 
 

@@ -10,7 +10,7 @@ import platform
 import time
 from pathlib import Path
 
-from controller.bench.oracle import BENCH_POLICIES, ORACLE, check_mode
+from controller.bench.oracle import BENCH_POLICIES, TABLE_NAMES, check_mode
 from controller.bench.person import SKILLS as PERSON_SKILLS
 from controller.commands.cell_cmd import load
 from controller.commands.common import CommandError
@@ -41,7 +41,8 @@ def register(commands: argparse._SubParsersAction) -> None:
                        help="game and person suites: a move cap (default: none, every game to its end)")
     bench.add_argument("--policies", default=",".join(POLICIES),
                        help="game suite: which policies, comma-separated (default: the product's "
-                       "three; `oracle`, fast mode only, knows each block's true load)")
+                       "three; `oracle`, fast mode only, knows each block's true load; "
+                       "`oracle-relaxed` also takes any block the stability model says stands)")
     bench.add_argument("--skills", default=",".join(f"{s:g}" for s in PERSON_SKILLS),
                        help="person suite: the simulated person's skills, comma-separated, each 0..1 "
                        "(default %(default)s)")
@@ -121,7 +122,7 @@ def _game(args: argparse.Namespace) -> tuple[dict, str]:
     figures = measure(args.cell, seeds, args.max_turns, full=args.full,
                       policies=policies, jobs=args.jobs, progress=Progress("bench game"))
     return figures, _games_table(f"game ({figures['mode']} mode", seeds, figures, GAME_COLUMNS,
-                                 {ORACLE: f"{ORACLE} (knows the true loads; not the robot)"})
+                                 TABLE_NAMES)
 
 
 def _person(args: argparse.Namespace, skills: tuple[float, ...]) -> tuple[dict, str]:

@@ -4,7 +4,8 @@ what jammed, and says when nothing is left; it is never one of the product's pol
 
 import pytest
 
-from controller.bench.oracle import BENCH_POLICIES, ORACLE, UNLOADED_N, OraclePolicy
+from controller.bench.oracle import (BENCH_POLICIES, ORACLE, ORACLE_RELAXED, RELAXED_FILTER,
+                                     UNLOADED_N, OraclePolicy, oracle_policy)
 from planning.looseness import LoosenessBelief
 from planning.policies import JAM_N, POLICIES, NoBlock, Policy, StepKind, TurnView
 from planning.game.rules import legal_sources
@@ -81,3 +82,24 @@ def test_the_oracle_is_the_benchmarks_alone():
         Policy(ORACLE)
     with pytest.raises(RuntimeError, match="does not test"):
         OraclePolicy(loads=dict).turn(view()).probed(None, 0)
+
+
+def test_the_relaxed_oracle_takes_what_the_robots_filter_leaves():
+    """The relaxed oracle may take from the two bottom layers, which the robot leaves alone."""
+    tower = TowerState.fresh()
+    loads = loaded_everywhere(tower) | {(1, 1): 0.0}
+    robot = oracle_policy(ORACLE, lambda: loads).turn(view(tower)).next_step()
+    relaxed = oracle_policy(ORACLE_RELAXED, lambda: loads).turn(view(tower)).next_step()
+    assert robot.source != (1, 1) and robot.source[0] >= LOWEST_LAYER
+    assert relaxed.source == (1, 1)
+    with pytest.raises(ValueError, match="unknown oracle"):
+        oracle_policy("ours", dict)
+
+
+def test_the_relaxed_filter_lets_through_what_the_robots_does_and_more():
+    tower = TowerState.fresh().without(9, 0).without(12, 2)
+    prior = LoosenessBelief.prior(tower)
+    robot = {c.source for c in rank(tower, prior, DIMS)}
+    relaxed = {c.source for c in rank(tower, prior, DIMS, accept=RELAXED_FILTER)}
+    assert robot < relaxed
+    assert {(1, 0), (2, 1)} <= relaxed
