@@ -6,6 +6,11 @@ two side blocks carry the load; a layer of two blocks carries the load on both) 
 perception measured them, from the blocks' heights: a block sitting lower than its layer-mates is
 thinner and carries nothing. Each probe (a guarded push) updates it from the force it took and how
 far the block moved.
+
+What a probe found stays true for the game until the load on that block changes (`ProbeMemory`): a
+block removed or placed in its own layer or in the layers just above or below it. A block placed
+higher up adds weight but does not change which blocks of a layer carry it: a block loose because
+it is thinner than its mates stays loose, and one that stopped a push only carries more.
 """
 
 from __future__ import annotations
@@ -95,10 +100,7 @@ class LoosenessBelief:
     def update(self, outcome: ProbeOutcome) -> float:
         """Fold in one probe; returns the block's new probability of being loose."""
         key = (outcome.layer, outcome.slot)
-        p = self.p_loose.get(key, PRIOR_FULL_LAYER)
-        ratio = LR_SLID if outcome.slid else LR_STUCK if outcome.stuck else 1.0
-        odds = p / max(1 - p, 1e-9) * ratio
-        self.p_loose[key] = odds / (1 + odds)
+        self.recall(outcome)
         self.probes.append(outcome)
         return self.p_loose[key]
 
@@ -108,8 +110,71 @@ class LoosenessBelief:
         self.p_loose[key] = 0.0
         self.stuck.add(key)
 
+    def recall(self, outcome: ProbeOutcome) -> None:
+        """Fold in a probe of an earlier turn that still holds (`ProbeMemory`): the block's
+        chance changes as if it had been probed, but the probe is not one of this turn's."""
+        key = (outcome.layer, outcome.slot)
+        p = self.p_loose.get(key, PRIOR_FULL_LAYER)
+        odds = p / max(1 - p, 1e-9) * _ratio(outcome)
+        self.p_loose[key] = odds / (1 + odds)
+
     def confident_loose(self, key: tuple[int, int]) -> bool:
         return self.p_loose.get(key, 0.0) >= CONFIDENT
 
     def probed(self, key: tuple[int, int]) -> bool:
         return any((o.layer, o.slot) == key for o in self.probes)
+
+
+def _ratio(outcome: ProbeOutcome) -> float:
+    """The likelihood ratio (loose : tight) of what a probe found."""
+    return LR_SLID if outcome.slid else LR_STUCK if outcome.stuck else 1.0
+
+
+Slot = tuple[int, int]
+
+
+def load_context(tower: TowerState, key: Slot) -> tuple:
+    """What decides which blocks carry the load at `key`: which slots are filled in its own layer
+    and in the layers just above and below it (below the first layer: the table)."""
+    layer = key[0]
+    return tuple(tuple(tower.has_block(near, s) for s in SLOTS) if near >= 1 else None
+                 for near in (layer - 1, layer, layer + 1))
+
+
+@dataclass
+class ProbeMemory:
+    """What probes and jams found, kept from turn to turn for one tower: each finding stays while
+    the load on its block has not changed (`load_context`), so a tight block is not probed turn
+    after turn. Cleared when a new tower is built."""
+    found: dict[Slot, tuple[tuple, list[ProbeOutcome]]] = field(default_factory=dict)
+    jams: dict[Slot, tuple] = field(default_factory=dict)
+
+    def remember(self, tower: TowerState, outcome: ProbeOutcome) -> None:
+        """Keep a probe of `tower` (as it stood when the probe was made)."""
+        key = (outcome.layer, outcome.slot)
+        context = load_context(tower, key)
+        kept_context, outcomes = self.found.get(key, (context, []))
+        if kept_context != context:
+            outcomes = []
+        self.found[key] = context, outcomes + [outcome]
+
+    def jammed(self, tower: TowerState, key: Slot) -> None:
+        """Keep that `key` would not push through on `tower`."""
+        self.jams[key] = load_context(tower, key)
+
+    def recall(self, tower: TowerState, belief: LoosenessBelief) -> list[Slot]:
+        """Fold into `belief` (a prior for `tower`) every finding that still holds, and forget
+        the rest; returns the blocks recalled."""
+        holds = lambda key, context: tower.has_block(*key) and load_context(tower, key) == context
+        self.found = {k: v for k, v in self.found.items() if holds(k, v[0])}
+        self.jams = {k: c for k, c in self.jams.items() if holds(k, c)}
+        for context, outcomes in self.found.values():
+            for outcome in outcomes:
+                belief.recall(outcome)
+        for key in self.jams:
+            belief.jammed(key)
+        return sorted(set(self.found) | set(self.jams))
+
+    def clear(self) -> None:
+        self.found.clear()
+        self.jams.clear()

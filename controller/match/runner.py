@@ -92,6 +92,7 @@ class MatchRunner:
         if self.progress.rounds_started:
             self.person.rebuild()
             self.link.perception.new_tower()
+            self.robot.new_tower()
             self._wait_world(SETTLE_S)
         self.seen = self._look()
         if self.seen.fell:

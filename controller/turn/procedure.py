@@ -7,7 +7,8 @@ Whoever carries it out supplies the `Hands` (controller/turn/hands.py): the arm 
 and the cameras, or the game benchmark's fast hands. `play --solo`, matches and
 `bench --suite game` all play their turns here.
 
-`Player` holds what lasts the game (the policy, the rules, the blocks that dragged the tower);
+`Player` holds what lasts the game (the policy, the rules, the blocks that dragged the tower, what
+probes found while it still holds);
 `Turn` what lasts one turn (the report, the chooser, the tower seen at its start).
 """
 
@@ -20,7 +21,7 @@ from controller.turn.hands import GaveUp, Hands, Look, PlaceOrder, Slot
 from controller.turn.report import (NoMoveError, Phase, PhaseClock, ProbeRecord, TowerFellError,
                                     TurnError, TurnReport)
 from controller.wording import slot_name
-from planning.looseness import LoosenessBelief
+from planning.looseness import LoosenessBelief, ProbeMemory
 from planning.motion.planner import PLACE_GUARD_N, PLACE_OVERHANG, PUSH_THROUGH
 from planning.motion.plans import PlanError
 from planning.policies import NoBlock, Policy, StepKind, TurnView
@@ -40,6 +41,7 @@ class Player:
         self.hands, self.dims, self.options = hands, dims, options
         self.policy = policy or Policy()
         self.dragged: set[Slot] = set()
+        self.memory = ProbeMemory()     # what probes and jams found, while the load is unchanged
         self.on_probe: Callable[[ProbeRecord], None] | None = None   # told of each probe at once
         # told as each phase of a turn begins (its name and the report so far), for the console
         self.on_phase: Callable[[str, TurnReport], None] | None = None
@@ -56,12 +58,19 @@ class Player:
             exc.report = turn.report
             raise
 
-    def belief(self, look: Look) -> LoosenessBelief:
-        """A turn's looseness prior, with the blocks that dragged the tower ruled out."""
+    def new_tower(self) -> None:
+        """A new tower was built: nothing known of the old one's blocks holds."""
+        self.dragged.clear()
+        self.memory.clear()
+
+    def belief(self, look: Look) -> tuple[LoosenessBelief, list[Slot]]:
+        """A turn's looseness belief: the prior, what earlier probes found that still holds, and
+        the blocks that dragged the tower ruled out; and the blocks whose findings were recalled."""
         belief = LoosenessBelief.prior(look.tower, look.heights)
+        recalled = self.memory.recall(look.tower, belief)
         for key in self.dragged:
             belief.jammed(key)
-        return belief
+        return belief, recalled
 
 
 class Turn:
@@ -76,7 +85,7 @@ class Turn:
         with clock(Phase.PERCEIVE):
             look = hands.look(blocks_moved)
         state = look.tower
-        belief = self.player.belief(look)
+        belief, report.recalled = self.player.belief(look)
         while True:
             with clock(Phase.PROBE):
                 chosen = self._choose(look, belief)
@@ -153,6 +162,7 @@ class Turn:
             record = ProbeRecord(candidate[0], candidate[1], look.blocks.get(candidate),
                                  step.guard_n, outcome.peak_force_n, outcome.travel_m * 1000,
                                  belief.update(outcome), felt.trace)
+            self.player.memory.remember(look.tower, outcome)
             report.probes.append(record)
             if self.player.on_probe is not None:
                 self.player.on_probe(record)
@@ -179,6 +189,7 @@ class Turn:
         if not pushed.jammed:
             return True
         self.chooser.jammed(source)
+        self.player.memory.jammed(self.chooser.view.tower, source)
         if pushed.moved_m > RESTORE_M:
             self.hands.restore(source, pushed.moved_m, jam_n)
         return False

@@ -49,6 +49,7 @@ class TurnReport:
     target: tuple[int, int] | None = None
     block: int | None = None
     probes: list[ProbeRecord] = field(default_factory=list)
+    recalled: list[tuple[int, int]] = field(default_factory=list)  # earlier findings that held
     phases_s: dict[str, float] = field(default_factory=dict)
     legal: bool = False
     fell: bool = False

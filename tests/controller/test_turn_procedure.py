@@ -69,7 +69,33 @@ def test_a_pull_that_drags_is_put_back_ruled_out_and_the_tower_looked_at_again()
     assert report.source != first and p.dragged == {first}
     assert [(g["layer"], g["slot"], g["at"]) for g in report.let_go] == [(*first, "pull")]
     # ruled out for the game: the next turn's belief holds it stuck
-    assert first in p.belief(look_at(TowerState.fresh())).stuck
+    assert first in p.belief(look_at(TowerState.fresh()))[0].stuck
+    p.new_tower()                  # a new tower: nothing of the old one's blocks holds
+    assert not p.belief(look_at(TowerState.fresh()))[0].stuck
+
+
+def test_a_tight_block_is_not_probed_again_next_turn_unless_its_load_changed():
+    tight = set()
+
+    def feel(source, guard):
+        # the first two blocks tried are tight, and so is every block near them: the block taken
+        # lies two layers or more away from some tight block
+        if len(tight) < 2 or any(abs(source[0] - k[0]) < 2 for k in tight):
+            tight.add(source)
+            return TIGHT
+        return LOOSE
+    p, hands = player(script=Script(feel=feel))
+    first = p.play(1)
+    assert first.recalled == []
+    tight_first = set(tight)
+    second = p.play(2, blocks_moved=1)
+    # the block taken changed the load on its layer and the layers beside it: only what was
+    # found elsewhere is recalled, and a recalled tight block is not probed again
+    taken = first.source
+    far = {k for k in tight_first if abs(k[0] - taken[0]) > 1}
+    assert far, "the test wants a tight block away from the one taken"
+    assert set(second.recalled) == far
+    assert not {(r.layer, r.slot) for r in second.probes} & far
 
 
 def test_fingers_that_cannot_get_around_a_block_put_it_back_but_do_not_rule_it_out_for_the_game():
