@@ -11,7 +11,8 @@ Policy for one turn:
   layer above, or any block of the top layer) goes after those that do not: as the pulled block
   slides out, it drags such a rider along with it (see RIDER_P);
 - the candidate most likely to come out alone goes first: likely loose, with a block across its
-  pulled end that is likely loaded (ties: the larger margin);
+  pulled end that is likely loaded (ties: one that leaves its layer a block to give later, a side
+  block of a full layer before its middle; then the larger margin);
 - when no one knows whether that block across the pulled end is loaded (an untested side block of a
   full layer), it is tested first, if it is a candidate itself (`next_probe`): loose, it is the
   better block to take; tight, the candidate under it comes out alone;
@@ -187,7 +188,10 @@ def rank(tower: TowerState, belief: LoosenessBelief, dims: BlockDims,
             _rider(tower, belief, source, pulled_end(source[0]))
         out.append(Candidate(source, margin, belief.p_loose.get(source, 0.0), float(limit),
                              rider_p, rider_at))
-    return sorted(out, key=lambda c: (c.rider, -c.alone_p, -c.margin_mm, c.source))
+    # Between blocks equally likely to come out alone, the one that leaves its layer something to
+    # give later goes first: a side block of a full layer before its middle (`keeps_less`).
+    return sorted(out, key=lambda c: (c.rider, -c.alone_p, keeps_less(tower, c.source),
+                                      -c.margin_mm, c.source))
 
 
 def keeps_less(tower: TowerState, source: tuple[int, int]) -> bool:

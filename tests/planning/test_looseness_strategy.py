@@ -103,7 +103,7 @@ def test_the_two_bottom_layers_are_never_candidates():
 def test_a_candidate_with_an_unloaded_block_across_its_pulled_end_goes_last(end, rider_slot):
     rows = [(1, 1, 1)] * 18
     belief = LoosenessBelief.prior(tower(*rows))
-    belief.p_loose[9, 1] = 0.8                      # the best bet ...
+    belief.p_loose[9, 1] = 0.85                     # the best bet ...
     belief.p_loose[10, rider_slot] = 0.8            # ... but a loose block lies on its pulled end
     ranked = rank(tower(*rows), belief, DIMS, pulled_end=lambda layer: end)
     flagged = [c.source for c in ranked if c.rider]
@@ -216,3 +216,16 @@ def test_only_a_full_layers_middle_leaves_its_layer_with_nothing_to_take():
     one_side_gone = tower.without(9, 0)
     # then the other side goes, and the middle is left alone, which carries the tower
     assert not keeps_less(one_side_gone, (9, 1)) and not keeps_less(one_side_gone, (9, 2))
+
+
+def test_between_equal_bets_a_side_block_goes_before_its_layers_middle():
+    """Taking the middle of a full layer leaves two side blocks, neither of which can then go: the
+    side block first keeps a second block of that layer takeable."""
+    fresh = TowerState.fresh()
+    belief = LoosenessBelief.prior(fresh)
+    for slot in (0, 1, 2):
+        belief.p_loose[9, slot] = 0.8
+    ranked = [c.source for c in rank(fresh, belief, DIMS)]
+    assert ranked[0] in ((9, 0), (9, 2)) and ranked.index((9, 1)) == 2
+    belief.p_loose[9, 1] = 0.81                    # a better bet still goes first
+    assert rank(fresh, belief, DIMS)[0].source == (9, 1)
