@@ -40,6 +40,11 @@ class SimulatedPerson:
     def rebuild(self) -> None:
         self._post("/tower/rebuild", {})
 
+    def last_turn(self) -> dict | None:
+        """What the person tried in their last turn: each block pushed (how hard, whether it came
+        out), the block taken and where it went."""
+        return self._get("/person.json").get("last_turn") or None
+
     def resume(self, tower) -> None:
         """A match goes on after the controller stopped: the tower is set up as the log left it
         (a restarted simulator starts from a fresh tower)."""
@@ -122,6 +127,10 @@ class ConsolePerson:
         self.console.drain()
         self.say("new round: build the tower again, then press Enter")
         self.console.lines.get()
+
+    def last_turn(self) -> dict | None:
+        """A person at the table tells nobody what they tried."""
+        return None
 
     def resume(self, tower) -> None:
         """A match goes on after the controller stopped: the tower should still stand as the log

@@ -192,6 +192,9 @@ class MatchProgress:
     def _on_note(self, event) -> None:
         pass
 
+    def _on_person_tried(self, event) -> None:
+        pass           # what the simulated person tried is for the report, not the score
+
     def _on_probe(self, event) -> None:
         if self.open_turn is not None:      # what the robot felt is for the report; the count
             self.open_turn.probes += 1      # is for the console

@@ -227,6 +227,7 @@ class MatchRunner:
                 self.say(f"  still {self.person.name}'s turn ({self._now() - started:.0f} s)")
                 said = 0.0
             if self._look().fell:
+                self._log_tries()
                 self._fell("the tower fell in the person's turn", self._now())
                 return
             if waited > PERSON_TURN_LIMIT_S:
@@ -234,6 +235,7 @@ class MatchRunner:
                 waited = 0.0
             if self._out_of_time(started):
                 return
+        self._log_tries()
         self._wait_world(SETTLE_S)
         after = self._look()
         move = judge_seen_move(before, after, self.options, self._blocks_moved)
@@ -266,6 +268,13 @@ class MatchRunner:
                 return
         self.seen = after
         self._window(self.person.name, placed, person_may_touch=False)
+
+    def _log_tries(self) -> None:
+        """What the person says they tried (the simulated person tells; a real one does not),
+        for whoever reads the log to see how a turn went wrong."""
+        tried = self.person.last_turn()
+        if tried:
+            self._emit("person_tried", player=self.person.name, **tried)
 
     def _out_of_time(self, started: float) -> bool:
         """Timed turns: the person's time, counted from their first touch, has run out (the

@@ -112,6 +112,16 @@ def test_the_referee_warns_then_rules_the_round_on_a_repeated_violation(played):
     assert result.status.value == "forfeit" and result.loser == "person"
 
 
+def test_the_log_holds_the_simulated_persons_own_account_of_each_turn(played):
+    events = played["events"]
+    accounts = _of(events, "person_tried", player="person")
+    placed = _of(events, "place", player="person")
+    assert placed and len(accounts) >= len(placed)
+    for place in placed:
+        account = [e for e in accounts if e["seq"] < place["seq"]][-1]
+        assert account["tried"] and account["source"] == place["seen"]["source"]
+
+
 def test_the_persons_first_touch_closes_the_robots_window_early(played):
     events = played["events"]
     placed = _of(events, "place", player=ROBOT)[0]
