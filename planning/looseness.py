@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from planning.game.tower import SLOTS, TowerState
+from planning.game.tower import SLOTS, Slot, TowerState
 
 # Priors by how many blocks the layer holds (measured on simulated sets: 43-45% of the blocks of
 # full layers are loose).
@@ -72,6 +72,8 @@ class LoosenessBelief:
     p_loose: dict[tuple[int, int], float] = field(default_factory=dict)
     probes: list[ProbeOutcome] = field(default_factory=list)
     stuck: set[tuple[int, int]] = field(default_factory=set)       # jammed when pushed through
+    # blocks whose chance comes from an earlier turn's probe, with their prior
+    recalled: dict[tuple[int, int], float] = field(default_factory=dict)
 
     @classmethod
     def prior(cls, tower: TowerState, heights: dict[tuple[int, int], float] | None = None
@@ -98,9 +100,12 @@ class LoosenessBelief:
         return belief
 
     def update(self, outcome: ProbeOutcome) -> float:
-        """Fold in one probe; returns the block's new probability of being loose."""
+        """Fold in one probe of this turn; returns the block's new probability of being loose. A
+        finding recalled from an earlier turn gives way to it: the probe starts again from the
+        block's prior."""
         key = (outcome.layer, outcome.slot)
-        self.recall(outcome)
+        self.p_loose[key] = self.recalled.pop(key, self.p_loose.get(key, PRIOR_FULL_LAYER))
+        self._fold(outcome)
         self.probes.append(outcome)
         return self.p_loose[key]
 
@@ -111,8 +116,13 @@ class LoosenessBelief:
         self.stuck.add(key)
 
     def recall(self, outcome: ProbeOutcome) -> None:
-        """Fold in a probe of an earlier turn that still holds (`ProbeMemory`): the block's
+        """Take in what a probe of an earlier turn found, still true (`ProbeMemory`): the block's
         chance changes as if it had been probed, but the probe is not one of this turn's."""
+        key = (outcome.layer, outcome.slot)
+        self.recalled.setdefault(key, self.p_loose.get(key, PRIOR_FULL_LAYER))
+        self._fold(outcome)
+
+    def _fold(self, outcome: ProbeOutcome) -> None:
         key = (outcome.layer, outcome.slot)
         p = self.p_loose.get(key, PRIOR_FULL_LAYER)
         odds = p / max(1 - p, 1e-9) * _ratio(outcome)
@@ -130,9 +140,6 @@ def _ratio(outcome: ProbeOutcome) -> float:
     return LR_SLID if outcome.slid else LR_STUCK if outcome.stuck else 1.0
 
 
-Slot = tuple[int, int]
-
-
 def load_context(tower: TowerState, key: Slot) -> tuple:
     """What decides which blocks carry the load at `key`: which slots are filled in its own layer
     and in the layers just above and below it (below the first layer: the table)."""
@@ -143,38 +150,26 @@ def load_context(tower: TowerState, key: Slot) -> tuple:
 
 @dataclass
 class ProbeMemory:
-    """What probes and jams found, kept from turn to turn for one tower: each finding stays while
-    the load on its block has not changed (`load_context`), so a tight block is not probed turn
-    after turn. Cleared when a new tower is built."""
-    found: dict[Slot, tuple[tuple, list[ProbeOutcome]]] = field(default_factory=dict)
-    jams: dict[Slot, tuple] = field(default_factory=dict)
+    """What the last probe of each block found, kept from turn to turn for one tower: it stays
+    while the load on the block has not changed (`load_context`), so a tight block is not probed
+    turn after turn. A jam is not kept: its limit was set by the whole tower above, which grows.
+    Cleared when a new tower is built."""
+    found: dict[Slot, tuple[tuple, ProbeOutcome]] = field(default_factory=dict)
 
     def remember(self, tower: TowerState, outcome: ProbeOutcome) -> None:
-        """Keep a probe of `tower` (as it stood when the probe was made)."""
+        """Keep a probe of `tower` (as it stood when the probe was made), in place of any
+        earlier one of the same block."""
         key = (outcome.layer, outcome.slot)
-        context = load_context(tower, key)
-        kept_context, outcomes = self.found.get(key, (context, []))
-        if kept_context != context:
-            outcomes = []
-        self.found[key] = context, outcomes + [outcome]
-
-    def jammed(self, tower: TowerState, key: Slot) -> None:
-        """Keep that `key` would not push through on `tower`."""
-        self.jams[key] = load_context(tower, key)
+        self.found[key] = load_context(tower, key), outcome
 
     def recall(self, tower: TowerState, belief: LoosenessBelief) -> list[Slot]:
-        """Fold into `belief` (a prior for `tower`) every finding that still holds, and forget
-        the rest; returns the blocks recalled."""
-        holds = lambda key, context: tower.has_block(*key) and load_context(tower, key) == context
-        self.found = {k: v for k, v in self.found.items() if holds(k, v[0])}
-        self.jams = {k: c for k, c in self.jams.items() if holds(k, c)}
-        for context, outcomes in self.found.values():
-            for outcome in outcomes:
-                belief.recall(outcome)
-        for key in self.jams:
-            belief.jammed(key)
-        return sorted(set(self.found) | set(self.jams))
+        """Give `belief` (a prior for `tower`) every finding that still holds, and forget the
+        rest; returns the blocks recalled."""
+        self.found = {key: (context, outcome) for key, (context, outcome) in self.found.items()
+                      if tower.has_block(*key) and load_context(tower, key) == context}
+        for _, outcome in self.found.values():
+            belief.recall(outcome)
+        return sorted(self.found)
 
     def clear(self) -> None:
         self.found.clear()
-        self.jams.clear()

@@ -2,7 +2,8 @@
 and "the match goes on from this tower", who may say "done". A simulated person is told through
 the simulated cell's HTTP interface (what a speaker and a display would do for a real one); a real
 person reads the console and presses Enter. Either way the robot sees what they do with its
-cameras, never through this interface.
+cameras, never through this interface; the simulated person's own account of a turn
+(`last_turn`) goes only into the match log, for whoever reads it.
 """
 
 from __future__ import annotations

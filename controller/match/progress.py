@@ -193,7 +193,7 @@ class MatchProgress:
         pass
 
     def _on_person_tried(self, event) -> None:
-        pass           # what the simulated person tried is for the report, not the score
+        pass           # the simulated person's account is for whoever reads the log
 
     def _on_probe(self, event) -> None:
         if self.open_turn is not None:      # what the robot felt is for the report; the count

@@ -272,9 +272,9 @@ class MatchRunner:
     def _log_tries(self) -> None:
         """What the person says they tried (the simulated person tells; a real one does not),
         for whoever reads the log to see how a turn went wrong."""
-        tried = self.person.last_turn()
-        if tried:
-            self._emit("person_tried", player=self.person.name, **tried)
+        account = self.person.last_turn()
+        if account:
+            self._emit("person_tried", player=self.person.name, account=account)
 
     def _out_of_time(self, started: float) -> bool:
         """Timed turns: the person's time, counted from their first touch, has run out (the
@@ -283,6 +283,7 @@ class MatchRunner:
         first = self._first_entry(started)
         if limit is None or first is None or self._now() <= first + limit:
             return False
+        self._log_tries()
         if self.progress.referee.touched_at is None:
             self._emit("touch", player=self.person.name, t=max(first, self.progress.time))
         self.say(f"the person ran out of the {limit:g} s limit")

@@ -19,9 +19,7 @@ from enum import StrEnum
 from typing import Protocol
 
 from planning.looseness import ProbeOutcome
-from planning.game.tower import TowerState
-
-Slot = tuple[int, int]
+from planning.game.tower import Slot, TowerState
 Trace = list[tuple[float, float]]        # (world time, force N) along a push or a pull
 
 

@@ -7,7 +7,7 @@ Whoever carries it out supplies the `Hands` (controller/turn/hands.py): the arm 
 and the cameras, or the game benchmark's fast hands. `play --solo`, matches and
 `bench --suite game` all play their turns here.
 
-`Player` holds what lasts the game (the policy, the rules, the blocks that dragged the tower, what
+`Player` holds what lasts a tower (the policy, the rules, the blocks that dragged the tower, what
 probes found while it still holds);
 `Turn` what lasts one turn (the report, the chooser, the tower seen at its start).
 """
@@ -32,16 +32,16 @@ from planning.game.tower import layer_axis
 
 
 class Player:
-    """The robot as one game's player: the policy it chooses by, the rules, and the blocks whose
-    pull dragged the tower (in the simulated cell the same blocks dragged at every pull, turn
-    after turn, so they stay ruled out for the game)."""
+    """The robot as a player: the policy it chooses by, the rules, and for the tower being played
+    (until `new_tower`) the blocks whose pull dragged it (in the simulated cell the same blocks
+    dragged at every pull, turn after turn, so they stay ruled out) and what probes found."""
 
     def __init__(self, hands: Hands, dims: BlockDims, options: RuleOptions = RuleOptions(),
                  policy: Policy | None = None):
         self.hands, self.dims, self.options = hands, dims, options
         self.policy = policy or Policy()
         self.dragged: set[Slot] = set()
-        self.memory = ProbeMemory()     # what probes and jams found, while the load is unchanged
+        self.memory = ProbeMemory()     # what probes found, while the load is unchanged
         self.on_probe: Callable[[ProbeRecord], None] | None = None   # told of each probe at once
         # told as each phase of a turn begins (its name and the report so far), for the console
         self.on_phase: Callable[[str, TurnReport], None] | None = None
@@ -64,8 +64,9 @@ class Player:
         self.memory.clear()
 
     def belief(self, look: Look) -> tuple[LoosenessBelief, list[Slot]]:
-        """A turn's looseness belief: the prior, what earlier probes found that still holds, and
-        the blocks that dragged the tower ruled out; and the blocks whose findings were recalled."""
+        """A turn's looseness belief: the prior, what earlier probes found that still holds (the
+        memory forgets the rest), and the blocks that dragged the tower ruled out; and the blocks
+        whose findings were recalled."""
         belief = LoosenessBelief.prior(look.tower, look.heights)
         recalled = self.memory.recall(look.tower, belief)
         for key in self.dragged:
@@ -189,7 +190,6 @@ class Turn:
         if not pushed.jammed:
             return True
         self.chooser.jammed(source)
-        self.player.memory.jammed(self.chooser.view.tower, source)
         if pushed.moved_m > RESTORE_M:
             self.hands.restore(source, pushed.moved_m, jam_n)
         return False

@@ -22,6 +22,7 @@ DEFAULT_SET_SIZE = 54
 
 Axis = Literal["x", "y"]
 Layer = tuple[bool, bool, bool]
+Slot = tuple[int, int]          # (layer, slot)
 
 
 class TowerError(ValueError):

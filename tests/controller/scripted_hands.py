@@ -8,9 +8,7 @@ from typing import Callable
 
 from controller.turn.hands import Felt, GaveUp, Look, PlaceOrder, Pulled, Pushed
 from planning.looseness import ProbeOutcome
-from planning.game.tower import SLOTS, TowerState
-
-Slot = tuple[int, int]
+from planning.game.tower import SLOTS, Slot, TowerState
 
 
 def look_at(tower: TowerState, out_of_place=()) -> Look:

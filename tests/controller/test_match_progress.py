@@ -180,3 +180,16 @@ def test_a_robot_that_finds_no_block_to_attempt_loses_the_round():
     assert not progress.in_round and not progress.over        # target_points=2: a round 2 comes
     assert progress.match.results[-1].loser == "robot"
     assert progress.match.scores == {"robot": 0, "person": 1}
+
+
+def test_the_simulated_persons_account_changes_nothing_the_match_counts():
+    after = TowerState.fresh().moved((5, 1), (19, 0)).to_json()
+    turn = _turn("robot", 1, 0.0, after)
+    account = {"event": "person_tried", "player": "robot",
+               "account": {"tried": [{"source": [5, 1], "came_out": True}], "source": [5, 1],
+                           "target": [19, 0]}}
+    plain = MatchProgress.from_events(_log({"event": "round_start", "tower": FRESH}, *turn))
+    told = MatchProgress.from_events(_log({"event": "round_start", "tower": FRESH}, *turn[:2],
+                                          account, *turn[2:]))
+    assert told.tower == plain.tower and told.match.scores == plain.match.scores
+    assert told.referee.completed_turns == plain.referee.completed_turns

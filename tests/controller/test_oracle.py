@@ -5,7 +5,7 @@ what jammed, and says when nothing is left; it is never one of the product's pol
 import pytest
 
 from controller.bench.oracle import (BENCH_POLICIES, ORACLE, ORACLE_RELAXED, RELAXED_FILTER,
-                                     UNLOADED_N, OraclePolicy, oracle_policy)
+                                     UNLOADED_N, OraclePolicy, check_mode, oracle_policy)
 from planning.looseness import LoosenessBelief
 from planning.policies import JAM_N, POLICIES, NoBlock, Policy, StepKind, TurnView
 from planning.game.rules import legal_sources
@@ -103,3 +103,10 @@ def test_the_relaxed_filter_lets_through_what_the_robots_does_and_more():
     relaxed = {c.source for c in rank(tower, prior, DIMS, accept=RELAXED_FILTER)}
     assert robot < relaxed
     assert {(1, 0), (2, 1)} <= relaxed
+
+
+def test_both_oracles_play_only_in_the_fast_mode():
+    for name in (ORACLE, ORACLE_RELAXED):
+        check_mode(False, [name])
+        with pytest.raises(ValueError, match="fast mode"):
+            check_mode(True, ["ours", name])

@@ -118,7 +118,7 @@ def test_the_log_holds_the_simulated_persons_own_account_of_each_turn(played):
     placed = _of(events, "place", player="person")
     assert placed and len(accounts) >= len(placed)
     for place in placed:
-        account = [e for e in accounts if e["seq"] < place["seq"]][-1]
+        account = [e for e in accounts if e["seq"] < place["seq"]][-1]["account"]
         assert account["tried"] and account["source"] == place["seen"]["source"]
 
 
