@@ -308,7 +308,9 @@ class MatchRunner:
             self._fell(f"the tower fell in the settling window after {placer}'s block", at)
         elif settled.end is WindowEnd.TOUCHED:
             self._emit("touch", player=self.person.name, t=at)
-            self._end_turn(placer, settled.seen, keep_seen=True)
+            # the person's hand is in the cameras' view now and may hide blocks: the turn ends
+            # with the tower seen just before they were told to play
+            self._end_turn(placer, self.seen or settled.seen, keep_seen=True)
         else:
             self._emit("advance", t=at)
             self._end_turn(placer, settled.seen, keep_seen=person_may_touch)

@@ -22,7 +22,8 @@ from controller.turn.settling import WindowEnd, watch_settling
 from firmware_bridge.client import MotionOutcome, MotionResult
 from perception.observation import PerceptionError, TowerObservation
 from planning.looseness import ProbeOutcome
-from planning.motion.planner import PULL_SPEED, PUSH_THROUGH, STANDOFF, MotionPlanner
+from planning.motion.planner import (FREE_ACCEL, FREE_SPEED, PULL_SPEED, PUSH_THROUGH, STANDOFF,
+                                     MotionPlanner)
 from planning.motion.plans import ForceGuard, GripStep, MotionPlan, MoveStep
 from planning.policies import Policy
 from planning.game.rules import RuleOptions
@@ -30,7 +31,7 @@ from planning.stability import BlockDims
 
 PROBE_DEPTH = 0.005          # a test push moves the block at most this far
 PROBE_SPEED = 0.002          # m/s
-PUSH_SPEED = 0.008
+PUSH_SPEED = 0.015           # push-through and push back home
 # A pull that needs more than this drags the tower: in 23 legal pulls of the simulated cell the
 # drag peaked at 0.6-1.8 N (start transients included) with medians under 0.5 N; the one pull that
 # toppled the tower ran at a median of 1.6 N and 2.6 N at its 90th percentile. A guard at 2 N also
@@ -204,7 +205,7 @@ class ArmHands:
         back = max(float((here - began) @ direction), 0.0)
         self.moves.run(self.planner.straight(self.moves.q(), push_plan.frame, -direction * back,
                                              tower_layers=self.layers, exempt=("probe",),
-                                             label=label))
+                                             label=label, speed=FREE_SPEED, accel=FREE_ACCEL))
 
     # --- the fingers --------------------------------------------------------------------------
 
@@ -322,7 +323,8 @@ class ArmHands:
     def _back_off(self, frame: str, into, label: str) -> None:
         """Straight out of the tower's way from a block's front end, along the layer."""
         self.moves.run(self.planner.straight(self.moves.q(), frame, -into * (STANDOFF + 0.01),
-                                             tower_layers=self.layers, label=label))
+                                             tower_layers=self.layers, label=label,
+                                             speed=FREE_SPEED, accel=FREE_ACCEL))
 
     # --- placing ------------------------------------------------------------------------------
 

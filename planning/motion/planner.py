@@ -62,8 +62,19 @@ PLACE_SPEED = 0.02
 PLACE_SLOW_SPEED = 0.004
 LINE_STEP = 0.002        # Cartesian sampling of straight moves
 LINE_ACCEL = 0.1         # m/s^2, straight moves' speed-up and slow-down (0.13 N on the tool)
+# Straight moves away from a block the fingertip pushed or the fingers let go in the tower (a
+# probe's retreat, a back-off) go faster and speed up harder: they sense nothing, so the wrist's
+# reading of the tool's own acceleration (0.4 N) guards nothing. Approaches, which end just short of
+# a face whose place is estimated, keep APPROACH_SPEED and LINE_ACCEL; so do the set-down's descent,
+# back-off and lift, and the align push: with those at this pace (and the align push at 20 mm/s)
+# a block placed on the top layer of a seed-1 match was no longer seen in its slot.
+FREE_SPEED = 0.06
+FREE_ACCEL = 0.3
 MAX_JOINT_STEP = 0.15    # rad between line samples; more means IK jumped branches
-TRANSIT_SPEED_SCALE = 0.5
+TRANSIT_SPEED_SCALE = 0.75
+# Carrying a block, transits keep to half speed: at that speed a block once turned over in the grip
+# on the way to the top (docs/turn.md).
+HELD_TRANSIT_SPEED_SCALE = 0.5
 PLACE_GUARD_N = 3.0
 
 
@@ -96,16 +107,18 @@ class MotionPlanner:
 
     def straight(self, q_start: np.ndarray, frame: str, displacement: np.ndarray, *,
                  tower_layers: float, speed: float = APPROACH_SPEED, exempt: tuple[str, ...] = (),
-                 held: HeldBlock | None = None, label: str = "straight") -> MotionPlan:
+                 held: HeldBlock | None = None, label: str = "straight",
+                 accel: float = LINE_ACCEL) -> MotionPlan:
         """Move `frame` by `displacement` (world, m) in a straight line at fixed orientation, from
-        wherever the arm is (a retreat after a guarded stop, a lift)."""
+        wherever the arm is (a retreat after a guarded stop, a lift), at `speed` and speeding up
+        and slowing down at `accel`."""
         q_start = np.asarray(q_start, float)
         pose = self.arm.fk(q_start, frame)
         start = pose.t
         contact = _Contact(tower_layers, CONTACT_MARGIN, exempt=exempt, held=held)
         try:
             line = self._line(pose.R, start, start + np.asarray(displacement, float), frame, q_start,
-                              speed, contact)
+                              speed, contact, accel)
         except PlanError as exc:
             raise PlanError(f"cannot plan the straight move '{label}': {exc}") from None
         return MotionPlan("straight", (MoveStep(label, line),), held=held)
@@ -154,7 +167,8 @@ class MotionPlanner:
                          MoveStep("approach", approach),
                          MoveStep("push", pushing, self._guard(guard_n, (-sign, 0.0, 0.0)))]
                 if retreat:
-                    back = self._line(rotation, finish, start, tip, pushing.end, APPROACH_SPEED, work)
+                    back = self._line(rotation, finish, start, tip, pushing.end, FREE_SPEED, work,
+                                      FREE_ACCEL)
                     steps.append(MoveStep("retreat", back))
                 return MotionPlan("push", tuple(steps), frame=tip)
             except PlanError as exc:
@@ -312,7 +326,7 @@ class MotionPlanner:
         if path is None:
             raise PlanError("no collision-free transit found between the two configurations")
         dense = _densify(path, 0.05)
-        return self._timed(dense, TRANSIT_SPEED_SCALE)
+        return self._timed(dense, TRANSIT_SPEED_SCALE if held is None else HELD_TRANSIT_SPEED_SCALE)
 
     # --- building blocks ----------------------------------------------------------------------
 
@@ -368,8 +382,10 @@ class MotionPlanner:
                             f"({p[0]:.3f}, {p[1]:.3f}, {p[2]:.3f}) m")
         return sorted(found, key=lambda c: float(np.max(np.abs(c[1] - q_start))))
 
-    def _line(self, rotation, a, b, frame, q_seed, speed, contact) -> JointTrajectory:
-        """A straight tool move from a to b at constant orientation, sampled every LINE_STEP."""
+    def _line(self, rotation, a, b, frame, q_seed, speed, contact, accel=LINE_ACCEL
+              ) -> JointTrajectory:
+        """A straight tool move from a to b at constant orientation, sampled every LINE_STEP, at
+        `speed`, speeding up and slowing down at `accel`."""
         rotation = np.asarray(rotation)
         length = float(np.linalg.norm(b - a))
         n = max(1, int(np.ceil(length / LINE_STEP)))
@@ -401,7 +417,7 @@ class MotionPlanner:
         waypoints = np.array(qs[1:])
         if len(waypoints) < 2:
             waypoints = np.vstack([waypoints, waypoints])
-        return self._timed(waypoints, 1.0, _ramped_durations(length, n, speed))
+        return self._timed(waypoints, 1.0, _ramped_durations(length, n, speed, accel))
 
     def _timed(self, waypoints, speed_scale, min_durations=None) -> JointTrajectory:
         arm = self.cell.arm
@@ -430,14 +446,15 @@ class MotionPlanner:
         return ForceGuard(direction, float(threshold_n))
 
 
-def _ramped_durations(length: float, n: int, speed: float) -> np.ndarray:
-    """Durations of the n equal segments of a straight move that starts and stops at LINE_ACCEL.
+def _ramped_durations(length: float, n: int, speed: float, accel: float) -> np.ndarray:
+    """Durations of the n equal segments of a straight move that starts and stops at `accel`
+    (LINE_ACCEL for a move that senses force).
     The device interpolates between waypoints, so each segment's speed is a step, and the wrist
     sensor feels every jolt as the tool's mass times its acceleration: recorded pulls read up to
     1.8 N in their first fifth, against under 0.5 N of drag from a loose block."""
     step = length / n
     mid = (np.arange(n) + 0.5) * step
-    ramp = np.sqrt(2 * LINE_ACCEL * np.minimum(mid, length - mid))
+    ramp = np.sqrt(2 * accel * np.minimum(mid, length - mid))
     return step / np.minimum(speed, ramp)
 
 

@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 
 from planning.game.cell import parse_cell
-from planning.motion.planner import (PLACE_OVERHANG, PUSH_THROUGH, SQUEEZE_INSIDE, TRANSIT_MARGIN,
-                                     MotionPlanner)
+from planning.motion.planner import (FREE_ACCEL, LINE_ACCEL, PLACE_OVERHANG, PUSH_THROUGH,
+                                     SQUEEZE_INSIDE, TRANSIT_MARGIN, MotionPlanner)
 from planning.motion.plans import GripStep, PlanError
 from planning.game.tower import layer_axis
 
@@ -49,6 +49,24 @@ def test_push_plan_is_within_limits_and_continuous(planner, push_plan):
     assert np.allclose(push_plan.q_start, planner.arm.home)
     assert_within_limits(planner, push_plan)
     assert_continuous(push_plan)
+
+
+def _peak_accel(planner, move, frame):
+    """The tool's largest acceleration along a straight move (m/s^2), from its waypoints."""
+    points = tip_path(planner, move, frame)
+    times = move.trajectory.times
+    speed = np.linalg.norm(np.diff(points, axis=0), axis=1) / np.diff(times)
+    mid = (times[:-1] + times[1:]) / 2
+    return float(np.max(np.abs(np.diff(speed) / np.diff(mid))))
+
+
+def test_moves_that_feel_or_end_near_contact_keep_the_gentle_ramp_and_only_retreats_go_fast(
+        planner, push_plan):
+    tip = push_plan.frame
+    for label in ("approach", "push"):           # the push is guarded; the approach ends at a face
+        assert _peak_accel(planner, push_plan.step(label), tip) <= LINE_ACCEL * 1.5, label
+    retreat = _peak_accel(planner, push_plan.step("retreat"), tip)
+    assert LINE_ACCEL * 1.5 < retreat <= FREE_ACCEL * 1.5
 
 
 def test_push_moves_the_fingertip_straight_along_the_block_axis(planner, push_plan):
