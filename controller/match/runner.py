@@ -309,8 +309,9 @@ class MatchRunner:
         elif settled.end is WindowEnd.TOUCHED:
             self._emit("touch", player=self.person.name, t=at)
             # the person's hand is in the cameras' view now and may hide blocks: the turn ends
-            # with the tower seen just before they were told to play
-            self._end_turn(placer, self.seen or settled.seen, keep_seen=True)
+            # with the tower seen just before they were told to play (the robot's turn looked
+            # then; a block that moved since is judged as part of the person's move)
+            self._end_turn(placer, self.seen, keep_seen=True)
         else:
             self._emit("advance", t=at)
             self._end_turn(placer, settled.seen, keep_seen=person_may_touch)

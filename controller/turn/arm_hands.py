@@ -22,8 +22,8 @@ from controller.turn.settling import WindowEnd, watch_settling
 from firmware_bridge.client import MotionOutcome, MotionResult
 from perception.observation import PerceptionError, TowerObservation
 from planning.looseness import ProbeOutcome
-from planning.motion.planner import (FREE_ACCEL, FREE_SPEED, PULL_SPEED, PUSH_THROUGH, STANDOFF,
-                                     MotionPlanner)
+from planning.motion.planner import (APPROACH_SPEED, FREE_ACCEL, FREE_SPEED, LINE_ACCEL, PULL_SPEED,
+                                     PUSH_THROUGH, STANDOFF, MotionPlanner)
 from planning.motion.plans import ForceGuard, GripStep, MotionPlan, MoveStep
 from planning.policies import Policy
 from planning.game.rules import RuleOptions
@@ -195,9 +195,11 @@ class ArmHands:
         past_face = float((tip - face) @ direction) + self.planner.cell.tool.fingertip_radius
         return max(0.0, past_face - max(force_n, 0.0) / self.stiffness)
 
-    def _retreat(self, push_plan: MotionPlan, label: str = "retreat", prefix: str = "") -> None:
+    def _retreat(self, push_plan: MotionPlan, label: str = "retreat", prefix: str = "",
+                 gentle: bool = False) -> None:
         """Straight back out along a push, from wherever it stopped to where its approach began
-        (`prefix`: the push's steps are named so inside a bigger plan, as `align_`)."""
+        (`prefix`: the push's steps are named so inside a bigger plan, as `align_`), at the free
+        pace unless `gentle`."""
         direction = self.moves.push_direction(push_plan, prefix)
         here = self.planner.arm.fk(self.moves.q(), push_plan.frame).t
         began = self.planner.arm.fk(push_plan.step(prefix + "approach").trajectory.start,
@@ -205,7 +207,7 @@ class ArmHands:
         back = max(float((here - began) @ direction), 0.0)
         self.moves.run(self.planner.straight(self.moves.q(), push_plan.frame, -direction * back,
                                              tower_layers=self.layers, exempt=("probe",),
-                                             label=label, speed=FREE_SPEED, accel=FREE_ACCEL))
+                                             label=label, **_pace(gentle)))
 
     # --- the fingers --------------------------------------------------------------------------
 
@@ -226,7 +228,7 @@ class ArmHands:
             self._pull = pull
         else:
             self.moves.open_fully()
-            self._back_off(pull.frame, into, "let_go")
+            self._back_off(pull.frame, into, "let_go", gentle=True)
         return Pulled(drawn.gave_up, drawn.drawn_m, drawn.peak_force_n, drawn.trace, touches,
                       drawn.resumed)
 
@@ -320,11 +322,13 @@ class ArmHands:
                 tries = [toward * REGRASP_SHIFT, -toward * REGRASP_SHIFT]
         return None
 
-    def _back_off(self, frame: str, into, label: str) -> None:
-        """Straight out of the tower's way from a block's front end, along the layer."""
+    def _back_off(self, frame: str, into, label: str, gentle: bool = False) -> None:
+        """Straight out of the tower's way from a block's front end, along the layer, at the free
+        pace unless `gentle` (the open fingers may still be beside a block that dragged, turned in
+        the pads)."""
         self.moves.run(self.planner.straight(self.moves.q(), frame, -into * (STANDOFF + 0.01),
                                              tower_layers=self.layers, label=label,
-                                             speed=FREE_SPEED, accel=FREE_ACCEL))
+                                             **_pace(gentle)))
 
     # --- placing ------------------------------------------------------------------------------
 
@@ -355,7 +359,7 @@ class ArmHands:
                 continue
             if step.label == "align_retreat" and stopped_early:
                 # the align push met the block sooner than planned: back out from where it stopped
-                self._retreat(plan, "align_retreat", "align_")
+                self._retreat(plan, "align_retreat", "align_", gentle=True)
                 continue
             if step.label == "descend":
                 self.grip.check_still_held()
@@ -370,6 +374,13 @@ class ArmHands:
 
     def clear(self) -> None:
         self.moves.transit(self.planner.arm.home, self.layers + 1)
+
+
+def _pace(gentle: bool) -> dict:
+    """Speed and acceleration of a straight move away from a block: the free pace, or the gentle
+    one of moves near blocks that must not be disturbed."""
+    return dict(speed=APPROACH_SPEED, accel=LINE_ACCEL) if gentle else \
+        dict(speed=FREE_SPEED, accel=FREE_ACCEL)
 
 
 def arm_player(link: CellLink, options: RuleOptions = RuleOptions(), policy: Policy | None = None,

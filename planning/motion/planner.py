@@ -65,9 +65,10 @@ LINE_ACCEL = 0.1         # m/s^2, straight moves' speed-up and slow-down (0.13 N
 # Straight moves away from a block the fingertip pushed or the fingers let go in the tower (a
 # probe's retreat, a back-off) go faster and speed up harder: they sense nothing, so the wrist's
 # reading of the tool's own acceleration (0.4 N) guards nothing. Approaches, which end just short of
-# a face whose place is estimated, keep APPROACH_SPEED and LINE_ACCEL; so do the set-down's descent,
-# back-off and lift, and the align push: with those at this pace (and the align push at 20 mm/s)
-# a block placed on the top layer of a seed-1 match was no longer seen in its slot.
+# a face whose place is estimated, keep APPROACH_SPEED and LINE_ACCEL; so does all of the place
+# (descent, back-off, lift, the push home and its retreat): with the first three at this pace and
+# the push home at 20 mm/s, a block placed on the top layer of a seed-1 match was no longer seen in
+# its slot (which of the changes did it was not isolated).
 FREE_SPEED = 0.06
 FREE_ACCEL = 0.3
 MAX_JOINT_STEP = 0.15    # rad between line samples; more means IK jumped branches
@@ -128,14 +129,15 @@ class MotionPlanner:
     def push(self, q_start: np.ndarray, layer: int, slot: int, depth: float, *, tower_layers: int,
              end: int | None = None, protrusion: float = 0.0, speed: float = 0.002,
              guard_n: float | None = None, retreat: bool = True, shift: float = 0.0,
-             rise: float = 0.0, through: float = 0.0) -> MotionPlan:
+             rise: float = 0.0, through: float = 0.0, gentle_retreat: bool = False) -> MotionPlan:
         """Push the block at (layer, slot) from its `end` face (default: the back end, away from
         the arm) until that face is `depth` inside the tower's face plane. `protrusion` is how far
         the face sticks out now (measured), `shift` how far the block lies across the layer from
         its slot's centre and `rise` how far above its layer's nominal height. The guarded leg runs at
         `speed`. `through`: the tool must be able to
         go on that much further in a straight line (a probe whose block may then be pushed
-        through picks a tool pose that allows it)."""
+        through picks a tool pose that allows it). The retreat runs at the free pace, or the
+        gentle one if `gentle_retreat`."""
         end = -self.tower.front_end(layer) if end is None else end
         axis = self.tower.axis(layer)
         direction = -end * axis  # into the tower
@@ -167,8 +169,10 @@ class MotionPlanner:
                          MoveStep("approach", approach),
                          MoveStep("push", pushing, self._guard(guard_n, (-sign, 0.0, 0.0)))]
                 if retreat:
-                    back = self._line(rotation, finish, start, tip, pushing.end, FREE_SPEED, work,
-                                      FREE_ACCEL)
+                    speed_back, accel_back = (APPROACH_SPEED, LINE_ACCEL) if gentle_retreat \
+                        else (FREE_SPEED, FREE_ACCEL)
+                    back = self._line(rotation, finish, start, tip, pushing.end, speed_back, work,
+                                      accel_back)
                     steps.append(MoveStep("retreat", back))
                 return MotionPlan("push", tuple(steps), frame=tip)
             except PlanError as exc:
@@ -282,7 +286,7 @@ class MotionPlanner:
                     if align:
                         home = self.push(lift.end, layer, slot, 0.0, tower_layers=layer, end=end,
                                          protrusion=PLACE_OVERHANG, speed=0.01,
-                                         guard_n=align_guard_n, shift=shift)
+                                         guard_n=align_guard_n, shift=shift, gentle_retreat=True)
                         plan = MotionPlan("place", plan.steps + tuple(
                             _relabel(s, "align_") for s in home.steps), frame=home.frame)
                     return plan

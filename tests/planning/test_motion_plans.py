@@ -260,3 +260,9 @@ def test_straight_moves_speed_up_gently_so_the_wrist_does_not_feel_the_tool_acce
     # the last must be small ones
     assert speeds[0] <= 0.5 * 0.03 and speeds[-1] <= 0.5 * 0.03
     assert np.all(np.diff(speeds[:len(speeds) // 2]) >= -1e-6)    # no lurch in the speed-up
+
+
+def test_the_place_backs_away_from_the_block_it_pushed_home_gently(planner):
+    pull = planner.pull(planner.arm.home, 9, 1, PUSH_THROUGH, tower_layers=TALL)
+    plan = planner.place(pull.q_end, 19, 1, pull.held)
+    assert _peak_accel(planner, plan.step("align_retreat"), plan.frame) <= LINE_ACCEL * 1.5
