@@ -22,8 +22,8 @@ from controller.turn.settling import WindowEnd, watch_settling
 from firmware_bridge.client import MotionOutcome, MotionResult
 from perception.observation import PerceptionError, TowerObservation
 from planning.looseness import ProbeOutcome
-from planning.motion.planner import (APPROACH_SPEED, FREE_ACCEL, FREE_SPEED, LINE_ACCEL, PULL_SPEED,
-                                     PUSH_THROUGH, STANDOFF, MotionPlanner)
+from planning.motion.planner import (PULL_SPEED, PUSH_THROUGH, STANDOFF, MotionPlanner,
+                                     retreat_pace)
 from planning.motion.plans import ForceGuard, GripStep, MotionPlan, MoveStep
 from planning.policies import Policy
 from planning.game.rules import RuleOptions
@@ -207,7 +207,7 @@ class ArmHands:
         back = max(float((here - began) @ direction), 0.0)
         self.moves.run(self.planner.straight(self.moves.q(), push_plan.frame, -direction * back,
                                              tower_layers=self.layers, exempt=("probe",),
-                                             label=label, **_pace(gentle)))
+                                             label=label, **retreat_pace(gentle)))
 
     # --- the fingers --------------------------------------------------------------------------
 
@@ -328,7 +328,7 @@ class ArmHands:
         the pads)."""
         self.moves.run(self.planner.straight(self.moves.q(), frame, -into * (STANDOFF + 0.01),
                                              tower_layers=self.layers, label=label,
-                                             **_pace(gentle)))
+                                             **retreat_pace(gentle)))
 
     # --- placing ------------------------------------------------------------------------------
 
@@ -374,13 +374,6 @@ class ArmHands:
 
     def clear(self) -> None:
         self.moves.transit(self.planner.arm.home, self.layers + 1)
-
-
-def _pace(gentle: bool) -> dict:
-    """Speed and acceleration of a straight move away from a block: the free pace, or the gentle
-    one of moves near blocks that must not be disturbed."""
-    return dict(speed=APPROACH_SPEED, accel=LINE_ACCEL) if gentle else \
-        dict(speed=FREE_SPEED, accel=FREE_ACCEL)
 
 
 def arm_player(link: CellLink, options: RuleOptions = RuleOptions(), policy: Policy | None = None,

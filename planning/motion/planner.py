@@ -169,10 +169,8 @@ class MotionPlanner:
                          MoveStep("approach", approach),
                          MoveStep("push", pushing, self._guard(guard_n, (-sign, 0.0, 0.0)))]
                 if retreat:
-                    speed_back, accel_back = (APPROACH_SPEED, LINE_ACCEL) if gentle_retreat \
-                        else (FREE_SPEED, FREE_ACCEL)
-                    back = self._line(rotation, finish, start, tip, pushing.end, speed_back, work,
-                                      accel_back)
+                    back = self._line(rotation, finish, start, tip, pushing.end, contact=work,
+                                      **retreat_pace(gentle_retreat))
                     steps.append(MoveStep("retreat", back))
                 return MotionPlan("push", tuple(steps), frame=tip)
             except PlanError as exc:
@@ -448,6 +446,13 @@ class MotionPlanner:
             # Guard against the table's reaction: straight up in the world, in tool coordinates.
             direction = tuple(float(v) for v in np.asarray(world_up).T @ np.array([0.0, 0.0, 1.0]))
         return ForceGuard(direction, float(threshold_n))
+
+
+def retreat_pace(gentle: bool) -> dict:
+    """`speed` and `accel` of a straight move away from a block: the free pace, or the gentle one
+    near blocks that must not be disturbed."""
+    return dict(speed=APPROACH_SPEED, accel=LINE_ACCEL) if gentle else \
+        dict(speed=FREE_SPEED, accel=FREE_ACCEL)
 
 
 def _ramped_durations(length: float, n: int, speed: float, accel: float) -> np.ndarray:
