@@ -33,6 +33,12 @@ RECESS_DEPTHS_M = (0.0, 0.0025, 0.005)
 TABLE_MARKER_HEIGHT = 0.010
 FALL_ZONE_M = 0.5
 FALLEN_BLOCKS_ON_TABLE = 3
+# A block sticking far out of its slot (a tested block pushed out, one being drawn) is not read as
+# in its slot either, and its marker's ray meets the table near the tower too; a marker whose ray
+# passes this close to the line a slot's end face moves along as its block slides out is that
+# block's, not one on the table. In the simulated cell, three tested blocks pushed 30 mm out at
+# once were taken for three blocks on the table, and the match called a fall of a standing tower.
+PROTRUDING_RAY_M = 0.01
 
 
 class PerceptionError(RuntimeError):
@@ -98,7 +104,7 @@ class TowerObserver:
         occupancy, unread = self._occupancy(images, fit, blocks)
         in_slot = {b.block for b in blocks}
         out_of_place = sorted({s.block for _, s in fit.unassigned} - in_slot)
-        table_points = self._on_table(fit)
+        table_points = self._on_table(fit, max((b.layer for b in blocks), default=0) + 1)
         on_table = sorted(table_points)
         fell = (total >= 6 and assigned < FALLEN_ASSIGNED_FRACTION * total) \
             or fit.residual_mm > FALLEN_RESIDUAL_MM or fit.tilt_deg > FALLEN_TILT_DEG \
@@ -106,22 +112,43 @@ class TowerObserver:
         return TowerObservation(time, fit.pose, fit.tilt_deg, fit.residual_mm, blocks, occupancy,
                                 unread, out_of_place, fell, total, on_table, table_points)
 
-    def _on_table(self, fit: TowerFit) -> dict[int, tuple[float, float, float]]:
+    def _on_table(self, fit: TowerFit, layers: int) -> dict[int, tuple[float, float, float]]:
         """Blocks whose markers are seen lying on the table near the tower (fallen off it), and
-        where: a marker's centre, where its camera's ray meets the table."""
+        where: a marker's centre, where its camera's ray meets the table. A marker that could be
+        a block of one of `layers` sticking out of its slot is not counted."""
         blocks = {}
         centre = fit.pose.to_world(np.zeros((1, 3)))[0]
+        faces = self.model.face_table(range(1, layers + 1), fit.pose.pitch)
         for name, sighting in fit.unassigned:
             camera = self.cameras[name]
             ray = camera.rays(sighting.centre[None, :])[0]
             origin = camera.position
             if ray[2] >= -1e-6:
                 continue
+            if self._ray_to_slid_faces(fit.pose, faces, origin, ray) < PROTRUDING_RAY_M:
+                continue
             t = (TABLE_MARKER_HEIGHT - origin[2]) / ray[2]
             hit = origin + t * ray
             if np.linalg.norm(hit[:2] - centre[:2]) < FALL_ZONE_M:
                 blocks.setdefault(sighting.block, tuple(float(v) for v in hit))
         return blocks
+
+    def _ray_to_slid_faces(self, pose: TowerPose, faces, origin: np.ndarray, ray: np.ndarray) -> float:
+        """How close the ray from `origin` along `ray` (world) comes to any of `faces`' centres
+        slid out by up to a block's length (m): the closest points of the ray and of each
+        face's segment."""
+        o = pose.to_tower(origin[None, :])[0]
+        r = pose.vector_to_tower(ray)
+        r = r / np.linalg.norm(r)
+        u = faces.outward
+        w = o - faces.centre
+        b = u @ r
+        d, e = w @ r, np.einsum("ij,ij->i", u, w)
+        denom = np.maximum(1.0 - b * b, 1e-9)
+        s = np.clip((e - b * d) / denom, 0.0, self.model.length)
+        t = np.maximum(s * b - d, 0.0)
+        gap = w + t[:, None] * r - s[:, None] * u
+        return float(np.min(np.linalg.norm(gap, axis=1))) if len(u) else np.inf
 
     def _occupancy(self, images, fit: TowerFit, blocks: list[BlockObservation]):
         read = {(b.layer, b.slot) for b in blocks}

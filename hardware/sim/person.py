@@ -33,9 +33,10 @@ PUSH_SPEED = 0.02           # m/s, pushing a block
 PULL_SPEED = 0.05           # m/s, drawing a block out
 PUSH_OUT = 0.03             # how far a block is pushed out before it is gripped (m)
 APPROACH_GAP = 0.015        # the fingertip starts this far from the end face (m)
+GRIP_IN = 0.012             # the hand grips a drawn block this far in from its end (m)
+LEAVE = 0.03                # a hand or finger done at the tower backs off this far first (m)
 ABOVE = 0.08                # moves over the tower this far above its top (m)
 MOVED = 0.001               # a tested block moved more than this must go back (m)
-LOOSE_SHARE = 0.6           # a block that gave way above this share of the push limit is loaded
 TOUCH_N = 0.3               # a block being set down has met the tower
 HIGH_CONTACT = 0.004        # a block met this far above its rest sits on something (m)
 RESHIFT = 0.003             # ... and is moved this far away from its neighbour to try again (m)
@@ -201,11 +202,32 @@ class SimPerson:
         # left with one side block, a stack over a lone middle shifted aside) and, as skilled,
         # leaves those for last. One block is judged per physics step: the step also serves the
         # arm's serial link, and judging them all at once (about 10 ms each) would stall it.
-        margin = {}
+        margin, rider = {}, {}
         for source in sources:
             margin[source] = removal_margin(tower, self._dims, source)
+            rider[source] = self.skill.practised and self._carries_top_block(tower, source)
             yield
-        return sorted(shuffled, key=lambda s: margin[s] < balance)
+        return sorted(shuffled, key=lambda s: (rider[s], margin[s] < balance))
+
+    def _carries_top_block(self, tower: TowerState, source: tuple[int, int]) -> bool:
+        """Whether a block of the top layer lies across the end `source` is drawn by: nothing
+        holds that block down, and it slides off with the drawn one."""
+        layer, _ = source
+        block = self.truth.block_at(*source)
+        if layer + 1 != tower.top_layer or block is None:
+            return False
+        data = self.world.data
+        grip = data.xpos[self.world.block_body[block]] + self._near(block) * (self._length(block) / 2 - GRIP_IN)
+        for slot in range(3):
+            other = self.truth.block_at(layer + 1, slot)
+            if other is None:
+                continue
+            body = self.world.block_body[other]
+            local = data.xmat[body].reshape(3, 3).T @ (grip - data.xpos[body])
+            spec = self._spec(other)
+            if abs(local[0]) < spec.length / 2 and abs(local[1]) < spec.width / 2:
+                return True
+        return False
 
     def _take_out(self, tower: TowerState, record: dict):
         """Push candidates until one slides out; returns it, gripped and drawn clear (or None)."""
@@ -227,34 +249,33 @@ class SimPerson:
                 continue
             last = n == len(candidates) - 1       # no passing: the last one is taken by force
             limit = self.skill.push_limit_n * (self.skill.force_factor if last else 1.0)
-            out = yield from self._push(block, PUSH_OUT, limit, watch=not last)
+            # A practised player testing a block stops as soon as it resists more than a free
+            # block would: one that gives way only under a firmer push still carries load, and
+            # drawn, it takes the tower along. The last block of a turn is pushed regardless.
+            feel = self.skill.feel_n if self.skill.practised and not last else None
+            out = yield from self._push(block, PUSH_OUT, limit, watch=not last, feel_n=feel)
             record["tried"].append({"source": list(source), "block": block, "came_out": out,
                                     "peak_n": round(self.felt["peak_n"], 2), "stopped": self.felt["stopped"]})
-            # A block that only gave way near the limit still carries load: a practised player
-            # does not draw it unless nothing else is left.
-            felt_loose = self.felt["peak_n"] <= LOOSE_SHARE * limit or last or not self.skill.restores
-            if out and felt_loose and (yield from self._draw(block, watch=not last)):
+            if out and (yield from self._draw(block, watch=not last)):
                 return source
-            if self.skill.restores and self._moved(block) > MOVED:
+            if self.skill.practised and self._moved(block) > MOVED:
                 yield from self._put_back(block)
         return None
 
     # --- the finger --------------------------------------------------------------------------------
 
     def _push(self, block: int, protrude: float, limit_n: float, from_far_end: bool = True,
-              toward_x: bool = False, watch: bool = True):
+              toward_x: bool = False, watch: bool = True, feel_n: float | None = None):
         """Push `block` from its end away from the person until its near end stands `protrude`
-        out of its home, or the tip feels `limit_n`; True if it got there. With `from_far_end`
-        False, push it back from the near end until it is home again."""
+        out of its home, or the tip feels `limit_n` (or `feel_n`: the block resists, and the
+        player gives it up); True if it got there. With `from_far_end` False, push it back from
+        the near end until it is home again."""
         data = self.world.data
         body = self.world.block_body[block]
-        axis = data.xmat[body].reshape(3, 3)[:, 0].copy()
-        axis[2] = 0.0
-        axis /= np.linalg.norm(axis)
-        near = axis if axis[1] < 0 else -axis           # the person stands on the -y side
+        near = self._near(block)
         push = near if from_far_end else -near          # the direction the block is pushed
         if toward_x:
-            push = axis if axis[0] > 0 else -axis
+            push = near if near[0] > 0 else -near
         if from_far_end:
             self._home = data.xpos[body].copy()
         half = self._length(block) / 2
@@ -272,7 +293,7 @@ class SimPerson:
         limit_steps = int((APPROACH_GAP + abs(target_travel) + 0.02) / (PUSH_SPEED * self.world.timestep))
         # A practised player watches the tower while testing a block and stops when it moves
         # along; the last block of a turn, and one being put back, they push on regardless.
-        watching = watch and from_far_end and self.skill.restores
+        watching = watch and from_far_end and self.skill.practised
         self.truth.reference()
         for step in range(limit_steps):
             pos = pos + push * PUSH_SPEED * self.world.timestep
@@ -286,10 +307,16 @@ class SimPerson:
             if self.finger_force_n > limit_n:
                 self.felt["stopped"] = "force"
                 break
+            if feel_n is not None and self.finger_force_n > feel_n:
+                self.felt["stopped"] = "resists"
+                break
             if watching and step % 10 == 0 and self._tower_follows(block):
                 self.felt["stopped"] = "tower moved"
                 break
-        yield from self._leave(self._finger, -push)
+        # Out the way it went in, to where the push began, before rising: a tip still in the
+        # tower, or just at its face, catches the blocks above on the way up (the top ones stick
+        # out by their placement error) and can knock the top layer off.
+        yield from self._leave(self._finger, -push, max(LEAVE, float((pos - start) @ push)))
         return came
 
     def _put_back(self, block: int):
@@ -315,17 +342,14 @@ class SimPerson:
         block back (False)."""
         data = self.world.data
         body = self.world.block_body[block]
-        axis = data.xmat[body].reshape(3, 3)[:, 0].copy()
-        near = axis if axis[1] < 0 else -axis
-        near[2] = 0.0
-        near /= np.linalg.norm(near)
+        near = self._near(block)
         half = self._length(block) / 2
-        grip = data.xpos[body] + near * (half - 0.012)
+        grip = data.xpos[body] + near * (half - GRIP_IN)
         data.mocap_quat[self._hand] = yaw_quat(np.arctan2(near[1], near[0]))
         yield from self._reach(self._hand, grip)
         self._hold(body)
         self.truth.reference()
-        watch = watch and self.skill.restores
+        watch = watch and self.skill.practised
         steps = iter(range(10 ** 9))
         yield from self._line(self._hand, grip + near * (2 * half + 0.02), PULL_SPEED,
                               until=lambda: watch and next(steps) % 10 == 0 and self._tower_follows(block))
@@ -405,10 +429,11 @@ class SimPerson:
         yield from self._line(mocap, np.array([goal[0], goal[1], top]), REACH_SPEED)
         yield from self._line(mocap, goal, REACH_SPEED)
 
-    def _leave(self, mocap: int, away: np.ndarray):
+    def _leave(self, mocap: int, away: np.ndarray, distance: float = LEAVE):
+        """Back `distance` along `away`, up over the tower, and off to the person's side."""
         data = self.world.data
         here = data.mocap_pos[mocap].copy()
-        yield from self._line(mocap, here + away * 0.03, PULL_SPEED)
+        yield from self._line(mocap, here + away * distance, PULL_SPEED)
         top = self._top_z() + ABOVE
         yield from self._line(mocap, np.array([*data.mocap_pos[mocap][:2], top]), REACH_SPEED)
         yield from self._line(mocap, self._side_point(here, top), REACH_SPEED)
@@ -440,6 +465,13 @@ class SimPerson:
 
     def _spec(self, block: int):
         return next(b for b in self.world.blocks if b.index == block)
+
+    def _near(self, block: int) -> np.ndarray:
+        """The horizontal unit vector along `block` toward the person, who stands on the -y side."""
+        axis = self.world.data.xmat[self.world.block_body[block]].reshape(3, 3)[:, 0].copy()
+        axis[2] = 0.0
+        axis /= np.linalg.norm(axis)
+        return axis if axis[1] < 0 else -axis
 
     def _length(self, block: int) -> float:
         return self._spec(block).length

@@ -10,9 +10,9 @@ import numpy as np
 
 @dataclass(frozen=True)
 class Skill:
-    """0 (first game) to 1 (practised). A practised player pushes gently, tries more blocks and
-    forces the last one less, watches the tower and puts back what it moved, judges balance, and
-    places accurately."""
+    """0 (first game) to 1 (practised). A practised player pushes gently and stops at a light
+    resistance, tries more blocks and forces the last one less, watches the tower and puts back
+    what it moved, judges balance, and places accurately."""
 
     level: float = 0.7
 
@@ -43,8 +43,19 @@ class Skill:
         return 12.0 * self.level
 
     @property
-    def restores(self) -> bool:
+    def practised(self) -> bool:
+        """A practised player watches the tower while pushing and drawing, puts back what it
+        moved, gives up on a block that resists more than `feel_n`, and leaves for last a block
+        whose pulled end carries a block of the top layer (nothing holds that one down: it slides
+        out with the drawn block)."""
         return self.level >= 0.5
+
+    @property
+    def feel_n(self) -> float:
+        """The most a practised player lets a tested block resist before trying another: a block
+        that carries no load slides at a touch (0.05-0.25 N in the simulated sets), one that
+        resists more carries part of the tower and, drawn, takes it along."""
+        return 0.25 + 0.4 * (1.0 - self.level)
 
     @property
     def place_sigma_m(self) -> float:

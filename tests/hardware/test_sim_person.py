@@ -65,7 +65,35 @@ def test_a_practised_turn_is_legal_and_the_referee_calls_nothing(table):
     assert turn["truth"].fallen() == [] and person.state == "done"
     called = turn["called"]
     assert (called.source, called.target) == (source, target) and called.violations == []
+    # every block tested before the one taken was given up at a light push
+    for tried in person.last_turn["tried"][:-1]:
+        assert tried["stopped"] in ("resists", "tower moved") and tried["peak_n"] < 0.6, tried
     saved["one placed"] = world.save()
+
+
+def test_the_finger_backs_out_of_the_tower_before_it_rises(table):
+    import mujoco
+    from hardware.sim.mjcf import PERSON_FINGER_LENGTH
+    from hardware.sim.person import APPROACH_GAP, PUSH_OUT
+    world, person, fresh, _ = table
+    world.restore(fresh)
+    truth = GroundTruth(world)
+    block = truth.block_at(10, 1)
+    height = world.data.xpos[world.block_body[block]][2]
+    half = world.cell.blocks.length.mean / 2
+    finger, tips = person._finger, []
+    for _ in person._push(block, PUSH_OUT, 5.0, watch=False):
+        world.step(1)
+        along = np.zeros(9)
+        mujoco.mju_quat2Mat(along, world.data.mocap_quat[finger])
+        pos = world.data.mocap_pos[finger]
+        tips.append((pos[2], truth.to_tower(pos + along.reshape(3, 3)[:, 0] * PERSON_FINGER_LENGTH)))
+    assert person.felt["stopped"] == "out"
+    out_by = [max(abs(tip[0]), abs(tip[1])) for _, tip in tips]   # from the tower's axis
+    assert min(out_by) < half - 0.02               # the tip followed the block into the tower
+    rising = [tip for z, tip in tips if height + 0.005 < z < person._top_z() + 0.02]
+    assert rising and all(max(abs(tip[0]), abs(tip[1])) > half + APPROACH_GAP - 0.002
+                          for tip in rising)
 
 
 def test_a_block_from_a_forbidden_layer(table):
@@ -123,9 +151,10 @@ def test_skills_and_mistakes_are_checked(table):
                              "tested_left_out"}
 
 
-def test_a_skilled_person_leaves_the_blocks_that_would_unbalance_the_tower_for_last(table):
+def test_a_skilled_person_leaves_shaky_blocks_and_those_under_a_top_block_for_last(table):
     from planning.stability import BlockDims, removal_margin
-    _, person, _, _ = table
+    world, person, fresh, _ = table
+    world.restore(fresh)                   # 18 full layers: the tower below is the world's
     rows = [[True] * 3 for _ in range(18)]
     rows[5 - 1] = [True, True, False]      # its middle taken, layer 5 would stand on one side
     rows[9 - 1] = [False, True, False]     # the layers above 9 stand on its middle alone
@@ -141,9 +170,13 @@ def test_a_skilled_person_leaves_the_blocks_that_would_unbalance_the_tower_for_l
         order = done.value
     assert judged == len(order)             # one block judged per physics step, no stall
     assert sorted(order) == sorted(s for s in legal_sources(tower) if s[0] > 2)
+    # every block of layer 17 has a block of the top layer lying across its drawn end
+    riders = [person._carries_top_block(tower, s) for s in order]
+    assert {s for s, r in zip(order, riders) if r} == {s for s in order if s[0] == 17}
     shaky = [removal_margin(tower, dims, s) < person.skill.balance_mm for s in order]
     assert order.index((5, 1)) > order.index((7, 1)) and shaky[order.index((5, 1))]
-    assert shaky == sorted(shaky)           # every balanced choice before any shaky one
+    keys = list(zip(riders, shaky))
+    assert keys == sorted(keys)             # balanced before shaky, a top block dragged last
 
 
 def test_a_new_round_stops_a_turn_the_fall_cut_short(default_cell):

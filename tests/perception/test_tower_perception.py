@@ -94,3 +94,21 @@ def test_a_tower_built_anew_is_not_taken_for_a_fall(midgame_scene, sim_world, de
     perception.new_tower()
     again = perception.observe(fresh).observation
     assert not again.fell and again.top_layer == 18
+
+
+def test_blocks_pushed_far_out_of_their_slots_are_not_blocks_on_the_table(default_cell):
+    """Tested blocks pushed 30 mm out (their markers in no slot) are not fallen blocks: the rays
+    to their markers meet the table near the tower too, but pass along their slots' lines."""
+    import hardware.sim  # noqa: F401
+    from hardware.sim.ground_truth import GroundTruth
+    from hardware.sim.scenes import shift_block
+    from hardware.sim.world import SimWorld
+    world = SimWorld(default_cell, 1)
+    truth = GroundTruth(world)
+    for layer, slot, distance in ((6, 2, 0.03), (7, 2, 0.03), (10, 2, 0.03), (12, 0, 0.03),
+                                  (6, 0, -0.03), (9, 0, -0.03), (11, 2, -0.03)):
+        shift_block(world, truth.block_at(layer, slot), distance)
+    obs = Perception(default_cell).observe(frames_of(world)).observation
+    world.close()
+    assert obs.out_of_place                # some markers are read outside any slot
+    assert obs.on_table == [] and not obs.fell

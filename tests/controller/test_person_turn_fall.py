@@ -1,0 +1,83 @@
+"""A fall seen in the person's turn while their hand is at the tower is checked once the
+workspace is clear: a hand hides the slots behind it, which read as emptied. The cell is faked:
+the arm's clock, the safety monitor's level, and what the cameras see."""
+
+from dataclasses import replace
+from types import SimpleNamespace
+
+from controller.match.log import MatchLog, read_events
+from controller.match.progress import MatchProgress
+from controller.match.runner import MatchRunner
+from controller.safety.monitor import Level
+from perception.pipeline import Perception
+from planning.game.rules import MatchConfig, Scoring
+from planning.game.tower import TowerState
+from tests.controller.test_match_resume import Arm, _seen
+
+FRESH = TowerState.fresh()
+MOVED = FRESH.moved((5, 1), (19, 0))
+CONFIG = MatchConfig(("person", "robot"), Scoring.ROUND_WINS, target_points=1)
+
+
+class Person:
+    """Plays for `turn_s` of world time with a hand at the tower from `reach` to `leave`."""
+    name = "person"
+
+    def __init__(self, arm: Arm, turn_s: float):
+        self.arm, self.turn_s, self.started = arm, turn_s, None
+
+    def your_turn(self):
+        self.started = self.arm.t
+
+    def done(self) -> bool:
+        return self.arm.t - self.started >= self.turn_s
+
+    def say(self, text):
+        pass
+
+    def last_turn(self):
+        return {"tried": []}
+
+
+def _runner(tmp_path, default_cell, sees, hand):
+    """A runner whose cameras show `sees(t)` and whose monitor reads `hand(t)` (True: inside)."""
+    path = tmp_path / "match.jsonl"
+    with MatchLog.create(path, {"config": CONFIG.to_json()}) as log:
+        log.append("round_start", tower=FRESH.to_json(), starter="person")
+    log, logged = MatchLog.resume(path)
+    arm = Arm()
+    link = SimpleNamespace(cell=default_cell, arm=arm, perception=Perception(default_cell),
+                           observe=lambda after=None: SimpleNamespace(observation=sees(arm.t)))
+    person = Person(arm, turn_s=20.0)
+    runner = MatchRunner(link, log, MatchProgress.from_events(logged), person, on_line=lambda _: None)
+    runner.monitor.watch = lambda pose, layers: None
+
+    class Monitor(type(runner.monitor)):
+        level = property(lambda m: Level.INSIDE if hand(arm.t) else Level.CLEAR,
+                         lambda m, value: None)
+    runner.monitor.__class__ = Monitor
+    runner._emit("clock", world_t=0.0, match_t=0.0)           # match time is world time
+    runner.seen = _seen(FRESH)
+    return runner, path
+
+
+def _fallen(tower: TowerState):
+    return replace(_seen(tower), fell=True)
+
+
+def test_slots_hidden_by_a_hand_are_not_a_fall(tmp_path, default_cell):
+    hand = lambda t: 5.0 <= t < 12.0                                   # noqa: E731
+    sees = lambda t: _fallen(FRESH) if hand(t) else _seen(MOVED if t > 15.0 else FRESH)  # noqa: E731
+    runner, path = _runner(tmp_path, default_cell, sees, hand)
+    runner._person_turn()
+    kinds = [e["event"] for e in read_events(path)]
+    assert "fall" not in kinds and "place" in kinds
+
+
+def test_a_fall_still_seen_once_the_hand_is_gone_is_a_fall(tmp_path, default_cell):
+    hand = lambda t: 5.0 <= t < 12.0                                   # noqa: E731
+    sees = lambda t: _fallen(FRESH) if t >= 5.0 else _seen(FRESH)     # noqa: E731
+    runner, path = _runner(tmp_path, default_cell, sees, hand)
+    runner._person_turn()
+    falls = [e for e in read_events(path) if e["event"] == "fall"]
+    assert len(falls) == 1 and 5.0 <= falls[0]["t"] < 6.0              # when it was first seen
