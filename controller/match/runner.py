@@ -37,7 +37,7 @@ ROBOT = "robot"
 TOUCH_N = 0.05              # a probe force above this is the robot's first touch
 LOOK_EVERY_S = 0.5          # world time between looks while waiting on the person
 PERSON_TURN_LIMIT_S = 600.0  # a person silent this long (world time) is asked again
-CONFIRM_FALL_S = 30.0       # world time a fall seen with a hand at the tower waits for it to go
+CONFIRM_FALL_S = 10.0       # world time a fall seen in the person's turn must go on being seen
 SAY_WAITING_S = 20.0        # world time between "still the person's turn" lines
 SETTLE_S = 1.0              # the tower is left this long after the hand has gone before judging
 # The safety monitor's picture of the clear workspace counts blocks this far above the top as
@@ -273,14 +273,20 @@ class MatchRunner:
         self._window(self.person.name, placed, person_may_touch=False)
 
     def _fall_confirmed(self) -> bool:
-        """Whether the tower is still seen fallen once the workspace is clear (or after
-        CONFIRM_FALL_S). A hand at the tower hides the markers and stickers of the slots behind
-        it, which then read as emptied: in the simulated cell a person reaching in to draw a block
-        was taken for three slots emptied at once, and the match called a fall of a standing tower."""
+        """Whether a fall seen in the person's turn holds: every look says so for CONFIRM_FALL_S,
+        or until the person is done and the workspace clear. A hand at the tower hides the
+        markers and stickers of the slots behind it, which then read as emptied: in the
+        simulated cell a person reaching in to draw a block was taken for three slots emptied at
+        once, and the match called a fall of a standing tower (the workspace watch, which leaves
+        the tower's own pixels out, saw no hand). A fallen tower never looks standing again."""
         until = self._now() + CONFIRM_FALL_S
-        while self.monitor.level not in (Level.CLEAR, Level.FALLEN) and self._now() < until:
+        while self._now() < until:
+            if self.person.done() and self.monitor.level is Level.CLEAR:
+                return self._look().fell
             self._wait_world(LOOK_EVERY_S)
-        return self._look().fell
+            if not self._look().fell:
+                return False
+        return True
 
     def _log_tries(self) -> None:
         """What the person says they tried (the simulated person tells; a real one does not),

@@ -32,16 +32,19 @@ def watch_settling(link: CellLink, released_at: float, window_s: float,
                    touched: Callable[[], float | None] | None = None) -> Settled:
     """Look at the tower every WATCH_EVERY_S until the window after `released_at` closes. A fall
     ends the watch; so does a touch before the window closes (`touched()`: the device time of
-    the next player's first touch since the release, if any)."""
+    the next player's first touch since the release, if any), and a fall first seen after that
+    touch is the next player's turn's to judge."""
     deadline = released_at + window_s
     while True:
         now = link.arm.device_time()
         seen = link.observe(after=now).observation
-        if seen.fell:
-            return Settled(WindowEnd.FELL, seen, now)
+        # A touch first: once the next player's hand is at the tower, what this look shows is
+        # theirs, and a hand hides slots that then read as emptied (a fall it is not).
         touch = touched() if touched is not None else None
         if touch is not None and touch < deadline:
             return Settled(WindowEnd.TOUCHED, seen, max(touch, released_at))
+        if seen.fell:
+            return Settled(WindowEnd.FELL, seen, now)
         if now >= deadline:
             return Settled(WindowEnd.CLOSED, seen, deadline)
         wait = min(WATCH_EVERY_S, deadline - now)

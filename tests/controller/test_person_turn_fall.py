@@ -1,6 +1,6 @@
-"""A fall seen in the person's turn while their hand is at the tower is checked once the
-workspace is clear: a hand hides the slots behind it, which read as emptied. The cell is faked:
-the arm's clock, the safety monitor's level, and what the cameras see."""
+"""A fall seen in the person's turn holds only if it goes on being seen: a hand at the tower
+hides the slots behind it, which read as emptied. The cell is faked: the arm's clock, the safety
+monitor's level, and what the cameras see."""
 
 from dataclasses import replace
 from types import SimpleNamespace
@@ -81,3 +81,12 @@ def test_a_fall_still_seen_once_the_hand_is_gone_is_a_fall(tmp_path, default_cel
     runner._person_turn()
     falls = [e for e in read_events(path) if e["event"] == "fall"]
     assert len(falls) == 1 and 5.0 <= falls[0]["t"] < 6.0              # when it was first seen
+
+
+def test_a_fall_seen_while_the_hand_stays_is_a_fall_after_a_while(tmp_path, default_cell):
+    hand = lambda t: t >= 5.0                                          # noqa: E731
+    sees = lambda t: _fallen(FRESH) if t >= 5.0 else _seen(FRESH)     # noqa: E731
+    runner, path = _runner(tmp_path, default_cell, sees, hand)
+    runner._person_turn()
+    falls = [e for e in read_events(path) if e["event"] == "fall"]
+    assert len(falls) == 1 and 5.0 <= falls[0]["t"] < 6.0

@@ -41,3 +41,9 @@ def test_a_touch_before_the_window_closes_ends_it_then():
     link = FakeLink()
     settled = watch_settling(link, 99.0, 10.0, touched=lambda: 109.5 if link.time >= 109.0 else None)
     assert settled.end is WindowEnd.CLOSED
+
+
+def test_a_fall_seen_after_the_next_player_touched_is_not_the_window_s():
+    link = FakeLink(fall_at=105.0)             # what a hand at the tower can look like
+    settled = watch_settling(link, 99.0, 10.0, touched=lambda: 104.8 if link.time >= 105.0 else None)
+    assert settled.end is WindowEnd.TOUCHED and settled.at == 104.8
