@@ -118,13 +118,13 @@ class TowerObserver:
         a block of one of `layers` sticking out of its slot is not counted."""
         blocks = {}
         centre = fit.pose.to_world(np.zeros((1, 3)))[0]
-        faces = self.model.face_table(range(1, layers + 1), fit.pose.pitch)
         for name, sighting in fit.unassigned:
             camera = self.cameras[name]
             ray = camera.rays(sighting.centre[None, :])[0]
             origin = camera.position
             if ray[2] >= -1e-6:
                 continue
+            faces = self.estimator.candidate_faces(camera, fit.pose, layers)
             if self._ray_to_slid_faces(fit.pose, faces, origin, ray) < PROTRUDING_RAY_M:
                 continue
             t = (TABLE_MARKER_HEIGHT - origin[2]) / ray[2]
@@ -136,7 +136,7 @@ class TowerObserver:
     def _ray_to_slid_faces(self, pose: TowerPose, faces, origin: np.ndarray, ray: np.ndarray) -> float:
         """How close the ray from `origin` along `ray` (world) comes to any of `faces`' centres
         slid out by up to a block's length (m): the closest points of the ray and of each
-        face's segment."""
+        face's segment. A sticking-out block shows the camera the end face it shows flush."""
         o = pose.to_tower(origin[None, :])[0]
         r = pose.vector_to_tower(ray)
         r = r / np.linalg.norm(r)

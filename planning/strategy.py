@@ -206,15 +206,13 @@ def keeps_less(tower: TowerState, source: tuple[int, int]) -> bool:
 def _rider(tower: TowerState, belief: LoosenessBelief, source: tuple[int, int], end: int
            ) -> tuple[tuple[int, int] | None, float]:
     """The block of the layer above that lies across `source`'s `end`, and the chance that it
-    bears no load (a top-layer block never does): slots across a layer run along the axis of the
-    layer below, slot 2 at its +1 end."""
-    above = source[0] + 1
-    slot = 2 if end > 0 else 0
-    if above > tower.top_layer or not tower.row(above)[slot]:
+    bears no load (a top-layer block never does)."""
+    rider = tower.across_end(*source, end)
+    if rider is None:
         return None, 0.0
-    if above == tower.top_layer:
-        return (above, slot), 1.0
-    return (above, slot), belief.p_loose.get((above, slot), 0.0)
+    if rider[0] == tower.top_layer:
+        return rider, 1.0
+    return rider, belief.p_loose.get(rider, 0.0)
 
 
 def next_probe(candidates: list[Candidate]) -> Candidate:

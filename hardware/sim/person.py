@@ -9,17 +9,18 @@ well it places. For the referee's tests it can be told to make one mistake of th
 next turn (`mistake`).
 
 The server's physics loop calls `step()` before every physics step; a turn is a generator that
-moves the finger and hand a step at a time, so the person and the tower run in one simulated time.
+moves the finger and hand (hardware/sim/person_body.py) a step at a time, so the person and the
+tower run in one simulated time.
 """
 
 from __future__ import annotations
 
-import mujoco
 import numpy as np
 
 from hardware.sim.ground_truth import GroundTruth
-from hardware.sim.mocap import overlaps_square, quat_mul, rotate_z, slerp, weld, yaw_of, yaw_quat
-from hardware.sim.mjcf import PERSON_FINGER_LENGTH, PERSON_PARK
+from hardware.sim.mocap import quat_mul, rotate_z, yaw_of, yaw_quat
+from hardware.sim.mjcf import PERSON_FINGER_LENGTH
+from hardware.sim.person_body import ABOVE, LEAVE, PLAYER_REACH, PULL_SPEED, REACH_SPEED, PersonBody
 from hardware.sim.placing import RELEASE_ABOVE, across_dir, placement_centre, slot_world
 from hardware.sim.skill import Skill
 from hardware.sim.world import SimWorld
@@ -28,14 +29,10 @@ from planning.game.tower import TowerState
 from planning.stability import BlockDims, removal_margin
 
 MISTAKES = ("wrong_orientation", "forbidden_layer", "new_layer_early", "tested_left_out")
-REACH_SPEED = 0.25          # m/s, the hand and finger in the air
 PUSH_SPEED = 0.02           # m/s, pushing a block
-PULL_SPEED = 0.05           # m/s, drawing a block out
 PUSH_OUT = 0.03             # how far a block is pushed out before it is gripped (m)
 APPROACH_GAP = 0.015        # the fingertip starts this far from the end face (m)
 GRIP_IN = 0.012             # the hand grips a drawn block this far in from its end (m)
-LEAVE = 0.03                # a hand or finger done at the tower backs off this far first (m)
-ABOVE = 0.08                # moves over the tower this far above its top (m)
 MOVED = 0.001               # a tested block moved more than this must go back (m)
 TOUCH_N = 0.3               # a block being set down has met the tower
 HIGH_CONTACT = 0.004        # a block met this far above its rest sits on something (m)
@@ -43,9 +40,6 @@ RESHIFT = 0.003             # ... and is moved this far away from its neighbour 
 PLACE_TRIES = 4
 DRAG_SEEN = 0.0015          # another block moving this much with a drawn one is seen (m)
 LEFT_OUT = 0.004            # how far the tested_left_out mistake leaves a block out (m)
-# Where the person's hand comes up over the table: their side, beyond the cell's light curtain
-# (-y of the tower), so every reach to the tower crosses it as a real one would.
-PLAYER_REACH = 0.6
 
 
 class SimPerson:
@@ -55,13 +49,7 @@ class SimPerson:
         self.skill = skill
         self._dims = BlockDims.of(world.cell.blocks)
         self._rng = np.random.default_rng(seed + 104729)
-        m = world.model
-        self._finger = m.body_mocapid[m.body("person_finger").id]
-        self._hand = m.body_mocapid[m.body("person_hand").id]
-        self._hand_body = m.body("person_hand").id
-        self._spring = m.jnt_qposadr[m.joint("person_finger_spring").id]
-        self._grip = m.equality("person_grip").id
-        self._stiffness = float(m.jnt_stiffness[m.joint("person_finger_spring").id])
+        self.body = PersonBody(world, self.truth)
         self._script = None
         self.mistake: str | None = None
         self.turns = 0
@@ -97,46 +85,20 @@ class SimPerson:
 
     def _reach_in(self, point: np.ndarray, hold_s: float):
         data = self.world.data
-        top = self._top_z()
+        top = self.body.top_z()
         start = np.array([point[0], self.world.cell.tower.position[1] - PLAYER_REACH, point[2]])
-        data.mocap_pos[self._hand] = start
+        data.mocap_pos[self.body.hand] = start
         yield
         n = int(np.ceil(np.linalg.norm(point - start) / (REACH_SPEED * self.world.timestep)))
         for i in range(1, n + 1):
-            data.mocap_pos[self._hand] = start + (point - start) * i / n
-            if self.entered_t is None and self._in_workspace(data.mocap_pos[self._hand], top):
+            data.mocap_pos[self.body.hand] = start + (point - start) * i / n
+            if self.entered_t is None and self.body.in_workspace(data.mocap_pos[self.body.hand], top):
                 self.entered_t = self.world.time
             yield
         for _ in range(int(hold_s / self.world.timestep)):
             yield
-        yield from self._line(self._hand, start, REACH_SPEED)
+        yield from self.body.line(self.body.hand, start, REACH_SPEED)
         self.park()
-
-    def _in_workspace(self, p: np.ndarray, top: float, margin: float = 0.12) -> bool:
-        """Whether any part of the hand, its centre at `p` (world), is inside the box `margin`
-        around the tower's footprint and above its top: the workspace as the product defines it
-        (12 cm). Each of the hand's boxes is tested against it exactly (separating axes in the
-        table's plane, and their heights)."""
-        m = self.world.model
-        rot = np.zeros(9)
-        mujoco.mju_quat2Mat(rot, self.world.data.mocap_quat[self._hand])
-        hand = rot.reshape(3, 3)
-        half = self.world.cell.blocks.length.mean / 2 + margin
-        for geom in np.flatnonzero(m.geom_bodyid == self._hand_body):
-            centre = p + hand @ m.geom_pos[geom]
-            local = np.zeros(9)
-            mujoco.mju_quat2Mat(local, m.geom_quat[geom])
-            axes = hand @ local.reshape(3, 3)
-            signs = np.array([[x, y, z] for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)])
-            corners = np.array([self.truth.to_tower(centre + axes @ (s * m.geom_size[geom]))
-                                for s in signs])
-            if corners[:, 2].min() > top + margin or corners[:, 2].max() < 0.0:
-                continue
-            in_plane = np.array([self.truth.to_tower(centre + axes[:, k])[:2]
-                                 - self.truth.to_tower(centre)[:2] for k in (0, 1)])
-            if overlaps_square(corners[:, :2], in_plane, half):
-                return True
-        return False
 
     def stop_turn(self) -> None:
         """Leave the turn where it is (the round is over: the tower fell): let go and step back."""
@@ -160,15 +122,7 @@ class SimPerson:
                 "skill": self.skill.level}
 
     def park(self) -> None:
-        data = self.world.data
-        self._release()
-        data.mocap_pos[self._finger], data.mocap_pos[self._hand] = PERSON_PARK
-        data.mocap_quat[self._finger] = data.mocap_quat[self._hand] = [1.0, 0.0, 0.0, 0.0]
-
-    @property
-    def finger_force_n(self) -> float:
-        """The push felt in the fingertip (N)."""
-        return max(0.0, -self._stiffness * float(self.world.data.qpos[self._spring]))
+        self.body.park()
 
     # --- a turn ------------------------------------------------------------------------------------
 
@@ -216,18 +170,8 @@ class SimPerson:
         block = self.truth.block_at(*source)
         if layer + 1 != tower.top_layer or block is None:
             return False
-        data = self.world.data
-        grip = data.xpos[self.world.block_body[block]] + self._near(block) * (self._length(block) / 2 - GRIP_IN)
-        for slot in range(3):
-            other = self.truth.block_at(layer + 1, slot)
-            if other is None:
-                continue
-            body = self.world.block_body[other]
-            local = data.xmat[body].reshape(3, 3).T @ (grip - data.xpos[body])
-            spec = self._spec(other)
-            if abs(local[0]) < spec.length / 2 and abs(local[1]) < spec.width / 2:
-                return True
-        return False
+        end = 1 if self.truth.geometry.axis(layer) @ self.body.near(block) > 0 else -1
+        return tower.across_end(*source, end) is not None
 
     def _take_out(self, tower: TowerState, record: dict):
         """Push candidates until one slides out; returns it, gripped and drawn clear (or None)."""
@@ -272,24 +216,24 @@ class SimPerson:
         the near end until it is home again."""
         data = self.world.data
         body = self.world.block_body[block]
-        near = self._near(block)
+        near = self.body.near(block)
         push = near if from_far_end else -near          # the direction the block is pushed
         if toward_x:
             push = near if near[0] > 0 else -near
         if from_far_end:
             self._home = data.xpos[body].copy()
-        half = self._length(block) / 2
+        half = self.body.length(block) / 2
         face = data.xpos[body] - push * half             # the end face the tip pushes on
         target_travel = protrude if from_far_end else -float((data.xpos[body] - self._home) @ push)
         yaw = np.arctan2(push[1], push[0])
-        data.mocap_quat[self._finger] = yaw_quat(yaw)
+        data.mocap_quat[self.body.finger] = yaw_quat(yaw)
         tip = PERSON_FINGER_LENGTH                       # from the carriage to the tip's end
         start = face - push * (APPROACH_GAP + tip)
-        yield from self._reach(self._finger, start)
+        yield from self.body.reach(self.body.finger, start)
         start_block = data.xpos[body].copy()
         came = False
         self.felt = {"peak_n": 0.0, "stopped": "travel"}    # how the last push went
-        pos = data.mocap_pos[self._finger].copy()
+        pos = data.mocap_pos[self.body.finger].copy()
         limit_steps = int((APPROACH_GAP + abs(target_travel) + 0.02) / (PUSH_SPEED * self.world.timestep))
         # A practised player watches the tower while testing a block and stops when it moves
         # along; the last block of a turn, and one being put back, they push on regardless.
@@ -297,17 +241,17 @@ class SimPerson:
         self.truth.reference()
         for step in range(limit_steps):
             pos = pos + push * PUSH_SPEED * self.world.timestep
-            data.mocap_pos[self._finger] = pos
+            data.mocap_pos[self.body.finger] = pos
             yield
-            self.felt["peak_n"] = max(self.felt["peak_n"], self.finger_force_n)
+            self.felt["peak_n"] = max(self.felt["peak_n"], self.body.finger_force_n)
             if (data.xpos[body] - start_block) @ push >= abs(target_travel) - 0.0002:
                 came = True
                 self.felt["stopped"] = "out"
                 break
-            if self.finger_force_n > limit_n:
+            if self.body.finger_force_n > limit_n:
                 self.felt["stopped"] = "force"
                 break
-            if feel_n is not None and self.finger_force_n > feel_n:
+            if feel_n is not None and self.body.finger_force_n > feel_n:
                 self.felt["stopped"] = "resists"
                 break
             if watching and step % 10 == 0 and self._tower_follows(block):
@@ -316,7 +260,7 @@ class SimPerson:
         # Out the way it went in, to where the push began, before rising: a tip still in the
         # tower, or just at its face, catches the blocks above on the way up (the top ones stick
         # out by their placement error) and can knock the top layer off.
-        yield from self._leave(self._finger, -push, max(LEAVE, float((pos - start) @ push)))
+        yield from self.body.leave(self.body.finger, -push, max(LEAVE, float((pos - start) @ push)))
         return came
 
     def _put_back(self, block: int):
@@ -342,27 +286,27 @@ class SimPerson:
         block back (False)."""
         data = self.world.data
         body = self.world.block_body[block]
-        near = self._near(block)
-        half = self._length(block) / 2
+        near = self.body.near(block)
+        half = self.body.length(block) / 2
         grip = data.xpos[body] + near * (half - GRIP_IN)
-        data.mocap_quat[self._hand] = yaw_quat(np.arctan2(near[1], near[0]))
-        yield from self._reach(self._hand, grip)
-        self._hold(body)
+        data.mocap_quat[self.body.hand] = yaw_quat(np.arctan2(near[1], near[0]))
+        yield from self.body.reach(self.body.hand, grip)
+        self.body.hold(body)
         self.truth.reference()
         watch = watch and self.skill.practised
         steps = iter(range(10 ** 9))
-        yield from self._line(self._hand, grip + near * (2 * half + 0.02), PULL_SPEED,
+        yield from self.body.line(self.body.hand, grip + near * (2 * half + 0.02), PULL_SPEED,
                               until=lambda: watch and next(steps) % 10 == 0 and self._tower_follows(block))
         if not (watch and self._tower_follows(block)):
             return True
-        self._release()
-        yield from self._leave(self._hand, np.array([0.0, 0.0, 1.0]))
+        self.body.release()
+        yield from self.body.leave(self.body.hand, np.array([0.0, 0.0, 1.0]))
         yield from self._put_back(block)
         return False
 
     def _place(self, layer: int, slot: int, yaw: float):
         data = self.world.data
-        held = self.world.model.eq_obj2id[self._grip]
+        held = self.world.model.eq_obj2id[self.body.grip]
         block = next(b for b, body in self.world.block_body.items() if body == held)
         if self.mistake == "wrong_orientation":    # laid across, on the middle of the top
             tops = [self.world.data.xpos[body][2] for b, body in self.world.block_body.items()
@@ -370,37 +314,37 @@ class SimPerson:
             centre = np.array([*self.world.cell.tower.position,
                                max(tops) + self.world.cell.blocks.height.mean])
         else:
-            centre = self._placement_centre(layer, slot, block)
+            centre = placement_centre(self.truth, layer, slot, block)
         offset = self._rng.normal(0.0, self.skill.place_sigma_m, 2)
         rest = centre + np.array([offset[0], offset[1], RELEASE_ABOVE])
         # the hand holds the block off its centre: carry the hand so that the block lands on `rest`
-        hand_from_block = data.xpos[self._hand_body] - data.xpos[held]
-        top = self._top_z() + ABOVE
-        yield from self._line(self._hand, np.array([*data.mocap_pos[self._hand][:2], top]), REACH_SPEED)
+        hand_from_block = data.xpos[self.body.hand_body] - data.xpos[held]
+        top = self.body.top_z() + ABOVE
+        yield from self.body.line(self.body.hand, np.array([*data.mocap_pos[self.body.hand][:2], top]), REACH_SPEED)
         # a block is the same either way round: turn it the short way
         turn_by = (yaw - yaw_of(data.xmat[held]) + np.pi / 2) % np.pi - np.pi / 2
-        goal_quat = quat_mul(yaw_quat(turn_by), data.mocap_quat[self._hand])
+        goal_quat = quat_mul(yaw_quat(turn_by), data.mocap_quat[self.body.hand])
         turned = rotate_z(hand_from_block, turn_by)
         above = rest + turned + np.array([0.0, 0.0, ABOVE / 2])
-        yield from self._line(self._hand, above, REACH_SPEED, quat=goal_quat)
+        yield from self.body.line(self.body.hand, above, REACH_SPEED, quat=goal_quat)
         # Down until the block meets the tower (felt, not seen). Met high, it sits on a neighbour's
         # edge: up a little, over, and down again.
-        across = self._across_dir(layer)
+        across = across_dir(self.truth, layer)
         for _ in range(PLACE_TRIES):
-            yield from self._line(self._hand, rest + turned - np.array([0.0, 0.0, 2 * RELEASE_ABOVE]),
+            yield from self.body.line(self.body.hand, rest + turned - np.array([0.0, 0.0, 2 * RELEASE_ABOVE]),
                                   PUSH_SPEED, until=lambda: self.truth.contact_force(block) > TOUCH_N)
             high = data.xpos[held][2] - rest[2]
             if high < HIGH_CONTACT or self.mistake == "wrong_orientation":
                 break
             side = self._away_from_neighbour(layer, block, across)
             rest = rest + across * side * RESHIFT
-            yield from self._line(self._hand, data.mocap_pos[self._hand] + np.array([0.0, 0.0, 0.01]),
+            yield from self.body.line(self.body.hand, data.mocap_pos[self.body.hand] + np.array([0.0, 0.0, 0.01]),
                                   PUSH_SPEED)
-            yield from self._line(self._hand, rest + turned + np.array([0.0, 0.0, 0.01]), PUSH_SPEED)
-        self._release()
+            yield from self.body.line(self.body.hand, rest + turned + np.array([0.0, 0.0, 0.01]), PUSH_SPEED)
+        self.body.release()
         for _ in range(50):
             yield
-        yield from self._leave(self._hand, np.array([0.0, 0.0, 1.0]))
+        yield from self.body.leave(self.body.hand, np.array([0.0, 0.0, 1.0]))
 
     def _target(self, tower: TowerState) -> tuple[int, int, float]:
         """Where the block goes and at what yaw (world), with the skill's error and any mistake."""
@@ -409,83 +353,12 @@ class SimPerson:
         if self.mistake == "new_layer_early" and not tower.top_is_complete:
             layer, slots = tower.top_layer + 1, [1]
         slot = 1 if 1 in slots and len(slots) == 3 else int(self._rng.choice(slots))
-        _, yaw = self._slot_world(layer, slot)
+        _, yaw = slot_world(self.truth, layer, slot)
         if self.mistake == "wrong_orientation":
             yaw += np.pi / 2
         return layer, slot, yaw + self._rng.normal(0.0, self.skill.yaw_sigma_rad)
 
-    # --- moving ------------------------------------------------------------------------------------
-
-    def _reach(self, mocap: int, goal: np.ndarray):
-        """From wherever it is to `goal`, by way of the air above the tower."""
-        data = self.world.data
-        top = self._top_z() + ABOVE
-        here = data.mocap_pos[mocap].copy()
-        if here[2] < 0:                                  # from under the table: come in from the side
-            here = self._side_point(goal, top)
-            data.mocap_pos[mocap] = here
-            yield
-        yield from self._line(mocap, np.array([here[0], here[1], max(top, here[2])]), REACH_SPEED)
-        yield from self._line(mocap, np.array([goal[0], goal[1], top]), REACH_SPEED)
-        yield from self._line(mocap, goal, REACH_SPEED)
-
-    def _leave(self, mocap: int, away: np.ndarray, distance: float = LEAVE):
-        """Back `distance` along `away`, up over the tower, and off to the person's side."""
-        data = self.world.data
-        here = data.mocap_pos[mocap].copy()
-        yield from self._line(mocap, here + away * distance, PULL_SPEED)
-        top = self._top_z() + ABOVE
-        yield from self._line(mocap, np.array([*data.mocap_pos[mocap][:2], top]), REACH_SPEED)
-        yield from self._line(mocap, self._side_point(here, top), REACH_SPEED)
-        self.park()
-        yield
-
-    def _line(self, mocap: int, goal: np.ndarray, speed: float, quat: np.ndarray | None = None,
-              until=None):
-        data = self.world.data
-        start = data.mocap_pos[mocap].copy()
-        q0 = data.mocap_quat[mocap].copy()
-        n = max(1, int(np.ceil(np.linalg.norm(goal - start) / (speed * self.world.timestep))))
-        for i in range(1, n + 1):
-            data.mocap_pos[mocap] = start + (goal - start) * i / n
-            if quat is not None:
-                data.mocap_quat[mocap] = slerp(q0, quat, i / n)
-            yield
-            if until is not None and until():
-                return
-
-    def _hold(self, body: int) -> None:
-        """Close the hand on `body`: weld it where it is relative to the hand."""
-        weld(self.world, self._grip, self._hand_body, body)
-
-    def _release(self) -> None:
-        self.world.data.eq_active[self._grip] = 0
-
     # --- geometry ----------------------------------------------------------------------------------
-
-    def _spec(self, block: int):
-        return next(b for b in self.world.blocks if b.index == block)
-
-    def _near(self, block: int) -> np.ndarray:
-        """The horizontal unit vector along `block` toward the person, who stands on the -y side."""
-        axis = self.world.data.xmat[self.world.block_body[block]].reshape(3, 3)[:, 0].copy()
-        axis[2] = 0.0
-        axis /= np.linalg.norm(axis)
-        return axis if axis[1] < 0 else -axis
-
-    def _length(self, block: int) -> float:
-        return self._spec(block).length
-
-    def _top_z(self) -> float:
-        return max(float(self.world.data.xpos[b][2]) for b in self.world.block_body.values())
-
-    def _side_point(self, near: np.ndarray, top: float) -> np.ndarray:
-        """Where the person's hand comes into the air over the table: its side of the tower."""
-        tx, ty = self.world.cell.tower.position
-        return np.array([near[0], ty - PLAYER_REACH, top])
-
-    def _across_dir(self, layer: int) -> np.ndarray:
-        return across_dir(self.truth, layer)
 
     def _away_from_neighbour(self, layer: int, block: int, across: np.ndarray) -> float:
         """+1 or -1 along `across`: away from the nearest other block of the layer."""
@@ -496,8 +369,3 @@ class SimPerson:
         nearest = min(others, key=lambda b: abs((self.world.data.xpos[self.world.block_body[b]] - here) @ across))
         return -1.0 if (self.world.data.xpos[self.world.block_body[nearest]] - here) @ across > 0 else 1.0
 
-    def _placement_centre(self, layer: int, slot: int, block: int) -> np.ndarray:
-        return placement_centre(self.truth, layer, slot, block)
-
-    def _slot_world(self, layer: int, slot: int) -> tuple[np.ndarray, float]:
-        return slot_world(self.truth, layer, slot)

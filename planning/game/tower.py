@@ -182,6 +182,13 @@ class TowerState:
             raise ValueError(f"layer numbers start at 1, got {layer}")
         return layer <= self.top_layer and self.layers[layer - 1][slot]
 
+    def across_end(self, layer: int, slot: int, end: int) -> Slot | None:
+        """The block of the layer above that lies across the `end` (+1 or -1 along its layer's
+        axis) of the block in (`layer`, `slot`), if any: slots across a layer run along the axis
+        of the layer below, slot 2 at its +1 end."""
+        above = 2 if end > 0 else 0
+        return (layer + 1, above) if self.has_block(layer + 1, above) else None
+
     def blocks(self) -> Iterator[tuple[int, int]]:
         """Every occupied (layer, slot), bottom first."""
         for number, row in enumerate(self.layers, start=1):

@@ -20,7 +20,7 @@ CONFIG = MatchConfig(("person", "robot"), Scoring.ROUND_WINS, target_points=1)
 
 
 class Person:
-    """Plays for `turn_s` of world time with a hand at the tower from `reach` to `leave`."""
+    """Done `turn_s` of world time after being told to play (where their hand is, the test says)."""
     name = "person"
 
     def __init__(self, arm: Arm, turn_s: float):

@@ -81,7 +81,7 @@ def test_the_finger_backs_out_of_the_tower_before_it_rises(table):
     block = truth.block_at(10, 1)
     height = world.data.xpos[world.block_body[block]][2]
     half = world.cell.blocks.length.mean / 2
-    finger, tips = person._finger, []
+    finger, tips = person.body.finger, []
     for _ in person._push(block, PUSH_OUT, 5.0, watch=False):
         world.step(1)
         along = np.zeros(9)
@@ -91,7 +91,7 @@ def test_the_finger_backs_out_of_the_tower_before_it_rises(table):
     assert person.felt["stopped"] == "out"
     out_by = [max(abs(tip[0]), abs(tip[1])) for _, tip in tips]   # from the tower's axis
     assert min(out_by) < half - 0.02               # the tip followed the block into the tower
-    rising = [tip for z, tip in tips if height + 0.005 < z < person._top_z() + 0.02]
+    rising = [tip for z, tip in tips if height + 0.005 < z < person.body.top_z() + 0.02]
     assert rising and all(max(abs(tip[0]), abs(tip[1])) > half + APPROACH_GAP - 0.002
                           for tip in rising)
 

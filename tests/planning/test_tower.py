@@ -1,7 +1,7 @@
 import pytest
 from hypothesis import given, strategies as st
 
-from planning.game.tower import (STANDARD_SET_SIZES, TowerError, TowerState, format_stories, layer_axis,
+from planning.game.tower import (SLOTS, STANDARD_SET_SIZES, TowerError, TowerState, format_stories, layer_axis,
                            parse_stories)
 
 
@@ -126,3 +126,12 @@ def test_heights_read_back_as_they_are_written(layers, extra):
 def test_a_height_that_is_not_one_is_refused(text):
     with pytest.raises(ValueError, match="not a height"):
         parse_stories(text)
+
+
+def test_the_block_across_an_end_is_the_side_block_above_it_at_that_end():
+    tower = TowerState.fresh().moved((16, 0), (19, 1))      # layer 19 holds its middle only
+    for slot in SLOTS:
+        assert tower.across_end(5, slot, +1) == (6, 2) and tower.across_end(5, slot, -1) == (6, 0)
+        assert tower.across_end(18, slot, 1) is None       # only the middle of layer 19 is there
+        assert tower.across_end(19, slot, 1) is None       # nothing above the top
+    assert tower.across_end(15, 1, -1) is None             # layer 16's slot 0 was taken
