@@ -10,7 +10,7 @@ import cv2
 import numpy as np
 
 from perception.camera_model import CameraModel
-from perception.tower_estimator import BlockObservation, TowerEstimator, TowerFit
+from perception.tower_estimator import BlockObservation, TowerEstimator, TowerFit, marker_in_world
 from perception.tower_model import TowerModel
 from planning.game.geometry import TowerPose
 from planning.game.tower import SLOTS, TowerError, TowerState
@@ -35,9 +35,12 @@ FALL_ZONE_M = 0.5
 FALLEN_BLOCKS_ON_TABLE = 3
 # A block sticking far out of its slot (a tested block pushed out, one being drawn) is not read as
 # in its slot either, and its marker's ray meets the table near the tower too; a marker whose ray
-# passes this close to the line a slot's end face moves along as its block slides out is that
-# block's, not one on the table. In the simulated cell, three tested blocks pushed 30 mm out at
-# once were taken for three blocks on the table, and the match called a fall of a standing tower.
+# passes this close to the line a slot's end face moves along as its block slides out, at about
+# the distance from the camera the marker's size says, is that block's, not one on the table. In
+# the simulated cell, three tested blocks pushed 30 mm out at once were taken for three blocks on
+# the table, and the match called a fall of a standing tower; without the distance, blocks knocked
+# off the top onto the table behind the tower were taken for blocks sticking out, and a fall was
+# not seen.
 PROTRUDING_RAY_M = 0.01
 
 
@@ -124,19 +127,39 @@ class TowerObserver:
             origin = camera.position
             if ray[2] >= -1e-6:
                 continue
-            faces = self.estimator.candidate_faces(camera, fit.pose, layers)
-            if self._ray_to_slid_faces(fit.pose, faces, origin, ray) < PROTRUDING_RAY_M:
-                continue
             t = (TABLE_MARKER_HEIGHT - origin[2]) / ray[2]
+            if self._sticks_out(camera, sighting, fit.pose, layers, t):
+                continue
             hit = origin + t * ray
             if np.linalg.norm(hit[:2] - centre[:2]) < FALL_ZONE_M:
                 blocks.setdefault(sighting.block, tuple(float(v) for v in hit))
         return blocks
 
-    def _ray_to_slid_faces(self, pose: TowerPose, faces, origin: np.ndarray, ray: np.ndarray) -> float:
+    def _sticks_out(self, camera: CameraModel, sighting, pose: TowerPose, layers: int,
+                    table_t: float) -> bool:
+        """Whether the marker is better read as that of a block sticking out of one of `layers`
+        than as one on the table `table_t` along its ray: its ray passes near where a slid-out
+        end face would be, and its size puts it nearer that distance than the table's."""
+        origin = camera.position
+        ray = camera.rays(sighting.centre[None, :])[0]
+        faces = self.estimator.candidate_faces(camera, pose, layers)
+        gap, slid_t = self._ray_to_slid_faces(pose, faces, origin, ray)
+        if gap >= PROTRUDING_RAY_M:
+            return False
+        found = marker_in_world(camera, sighting, self.model.marker_side)
+        if found is None:
+            return True
+        seen_t = float(np.linalg.norm(found[0] - origin))
+        return abs(np.log(seen_t / slid_t)) < abs(np.log(seen_t / table_t))
+
+    def _ray_to_slid_faces(self, pose: TowerPose, faces, origin: np.ndarray,
+                           ray: np.ndarray) -> tuple[float, float]:
         """How close the ray from `origin` along `ray` (world) comes to any of `faces`' centres
-        slid out by up to a block's length (m): the closest points of the ray and of each
-        face's segment. A sticking-out block shows the camera the end face it shows flush."""
+        slid out by up to a block's length (m), and how far along the ray that is (m): the
+        closest points of the ray and of each face's segment. A sticking-out block shows the
+        camera the end face it shows flush."""
+        if not len(faces.outward):
+            return np.inf, np.inf
         o = pose.to_tower(origin[None, :])[0]
         r = pose.vector_to_tower(ray)
         r = r / np.linalg.norm(r)
@@ -147,8 +170,9 @@ class TowerObserver:
         denom = np.maximum(1.0 - b * b, 1e-9)
         s = np.clip((e - b * d) / denom, 0.0, self.model.length)
         t = np.maximum(s * b - d, 0.0)
-        gap = w + t[:, None] * r - s[:, None] * u
-        return float(np.min(np.linalg.norm(gap, axis=1))) if len(u) else np.inf
+        gaps = np.linalg.norm(w + t[:, None] * r - s[:, None] * u, axis=1)
+        nearest = int(np.argmin(gaps))
+        return float(gaps[nearest]), float(t[nearest])
 
     def _occupancy(self, images, fit: TowerFit, blocks: list[BlockObservation]):
         read = {(b.layer, b.slot) for b in blocks}

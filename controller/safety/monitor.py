@@ -100,6 +100,7 @@ class SafetyMonitor:
             link.arm.on_telemetry(self._keep_joints)
         self._stop = threading.Event()
         self._lock = threading.Lock()
+        self._look_lock = threading.Lock()     # the looker: the watching thread and `watch()` both use it
         self._thread: threading.Thread | None = None
         self.error: Exception | None = None
 
@@ -110,6 +111,11 @@ class SafetyMonitor:
         Called again at every turn, as the tower grows."""
         frames = self.link.frames(self.link.arm.device_time())
         images = {name: f.image for name, f in frames.items()}
+        # The looks compare with the tower standing now: slots emptied since are blocks that
+        # fell, seen even when those blocks landed out of the cameras' view.
+        with self._look_lock:
+            self._looker.new_tower()
+            self._looker.observe(frames)
         with self._lock:
             self.inside.set_clear(images, pose, layers)
             self.near.set_clear(images, pose, layers)
@@ -189,7 +195,8 @@ class SafetyMonitor:
         frames = {name: source.latest() for name, source in self.link.cameras.items()}
         if any(f is None for f in frames.values()):
             return
-        seen = self._looker.observe(frames).observation
+        with self._look_lock:
+            seen = self._looker.observe(frames).observation
         if seen.fell:
             self.fell_t = frame_t
             self.link.arm.stop()

@@ -112,3 +112,39 @@ def test_blocks_pushed_far_out_of_their_slots_are_not_blocks_on_the_table(defaul
     world.close()
     assert obs.out_of_place                # some markers are read outside any slot
     assert obs.on_table == [] and not obs.fell
+
+
+def test_a_marker_on_the_table_behind_a_slots_line_is_on_the_table_by_its_size(default_cell):
+    """A block lying on the table where the ray to it passes through the line a slot's end face
+    slides along (a block knocked off the top, seen past the tower) is on the table: its marker's
+    size puts it at the table's distance. The block sticking out on that very ray is not."""
+    from perception.markers import MarkerSighting, diagonal_crossings
+    from perception.observation import FALL_ZONE_M, TABLE_MARKER_HEIGHT
+    from perception.tower_estimator import TowerFit
+    from planning.game.markers import marker_id
+    perception = Perception(default_cell)
+    observer, pose = perception.observer, perception.pose
+    camera = perception.cameras[0]
+    faces = perception.estimator.candidate_faces(camera, pose, 18)
+    row = int(np.flatnonzero(faces.layer == 4)[0])
+    out = pose.vector_to_world(faces.outward[row])
+    slid = pose.to_world(faces.corners[row] + 0.03 * faces.outward[row])  # 30 mm out
+
+    def sighting(block, corners_world):
+        corners = camera.project(corners_world)
+        return MarkerSighting(marker_id(block, 1), corners, diagonal_crossings(corners[None])[0])
+
+    # on the same ray, where it meets the table: an end face standing up, turned to the camera
+    centre = slid.mean(axis=0)
+    ray = (centre - camera.position) / np.linalg.norm(centre - camera.position)
+    spot = camera.position + ray * (TABLE_MARKER_HEIGHT - camera.position[2]) / ray[2]
+    facing = np.array([-ray[0], -ray[1], 0.0]) / np.linalg.norm(ray[:2])
+    up = np.array([0.0, 0.0, 1.0])
+    right = np.cross(up, facing)
+    h = perception.model.marker_side / 2
+    lying = np.array([spot + h * (-right + up), spot + h * (right + up), spot + h * (right - up),
+                      spot + h * (-right - up)])
+    fit = TowerFit(pose, 0.0, [], [(camera.name, sighting(40, lying)), (camera.name, sighting(41, slid))])
+    assert np.linalg.norm(np.cross(out, ray)) > 0.1            # the face is not end-on to the camera
+    assert np.linalg.norm(spot[:2] - pose.to_world(np.zeros((1, 3)))[0, :2]) < FALL_ZONE_M
+    assert set(observer._on_table(fit, 18)) == {40}
