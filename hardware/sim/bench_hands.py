@@ -204,9 +204,8 @@ class BenchHands:
         world = self.world
         end = world.time + seconds
         chunk = max(1, int(round(0.01 / world.timestep)))
-        blocks = list(world.block_body.values())
         while world.time < end - world.timestep / 2:
-            if not world.data.body_awake[blocks].any():
+            if world.blocks_asleep():
                 world.data.time = end
                 return
             world.step(min(chunk, int(round((end - world.time) / world.timestep))))

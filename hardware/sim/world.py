@@ -98,6 +98,12 @@ class SimWorld:
     def step_for(self, seconds: float) -> None:
         self.step(int(round(seconds / self.timestep)))
 
+    def blocks_asleep(self, blocks: list[int] | None = None) -> bool:
+        """Whether every block (of `blocks`, by index) sleeps: nothing moves them until
+        something awake touches them, so a still scene's future is its present."""
+        indices = self.block_body.keys() if blocks is None else blocks
+        return not self.data.body_awake[[self.block_body[b] for b in indices]].any()
+
     # --- arm and gripper ----------------------------------------------------------------------
 
     def joint_positions(self) -> np.ndarray:
