@@ -25,6 +25,9 @@ def register(commands: argparse._SubParsersAction) -> None:
                        help="layers to probe (default %(default)s; fewer for a quick look)")
     check.add_argument("--drift-s", type=float, default=120.0,
                        help="simulated seconds of the drift test (default %(default)s)")
+    check.add_argument("--rtf-s", type=float, default=5.0,
+                       help="simulated seconds the real-time factor is measured over, awake and "
+                            "asleep (default %(default)s)")
     check.add_argument("--jobs", type=int, default=os.cpu_count() or 1,
                        help="processes to measure in (default: one per core); the figures do not "
                             "depend on it")
@@ -94,12 +97,14 @@ def run_check(args: argparse.Namespace) -> int:
                            f"(the top layer of a fresh tower is not a source)")
     if not args.drift_s > 0:
         raise CommandError("--drift-s must be positive")
+    if not args.rtf_s > 0:
+        raise CommandError("--rtf-s must be positive")
     if args.jobs < 1:
         raise CommandError("--jobs must be at least 1")
     progress = Progress("sim check")
     try:
-        figures = measure(cell, args.seed, drift_s=args.drift_s, layers=layers, jobs=args.jobs,
-                          progress=lambda what, done, total: progress(done, total))
+        figures = measure(cell, args.seed, drift_s=args.drift_s, layers=layers, rtf_s=args.rtf_s,
+                          jobs=args.jobs, progress=lambda what, done, total: progress(done, total))
     except SimBuildError as exc:
         raise CommandError(str(exc)) from None
     report = figures.to_json()
@@ -126,6 +131,6 @@ def render(report: dict) -> str:
              f"(tower awake, arm moving; with sleeping: {report['rtf_sleeping']:.1f}; "
              f"{report['rtf_note']})",
              "  probe_peak_n by layer (slot 0, 1, 2):"]
-    for layer, row in enumerate(report["probe_peak_n"], start=1):
+    for layer, row in enumerate(report["probe_peak_n"], start=report["first_layer"]):
         lines.append(f"    layer {layer:2d}  " + "  ".join(f"{f:5.2f}" for f in row))
     return "\n".join(lines)

@@ -48,6 +48,7 @@ class RealismFigures:
     drift_mm_max_awake: float = float("nan")
     drift_s: float = 0.0
     probe_peak_n: list[list[float]] = field(default_factory=list)
+    first_layer: int = 1            # probe_peak_n[i] is layer first_layer + i
     loose_fraction: float = float("nan")
     tight_fraction: float = float("nan")
     forced_push_disturbs: bool = False
@@ -91,7 +92,7 @@ def measure(cell: Cell, seed: int, *, drift_s: float = 120.0, layers: range = ra
         if awake_drift:
             figures.drift_mm_max_awake = results[1]
         peaks = results[len(work) - len(layers):]
-        figures.probe_peak_n = peaks
+        figures.probe_peak_n, figures.first_layer = peaks, layers.start
         flat = np.array(peaks).ravel()
         figures.loose_fraction = round(float(np.mean(flat < LOOSE_N)), 4)
         figures.tight_fraction = round(float(np.mean(flat > TIGHT_N)), 4)
