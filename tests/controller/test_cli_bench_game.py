@@ -7,6 +7,8 @@ import json
 import subprocess
 import sys
 
+from tests.run_cli import jenga_robot
+
 FIGURES = ("stories_median", "stories_max", "blocks_moved_median", "extraction_success",
            "probes_per_turn", "turn_time_s_median", "falls_by_cause")
 
@@ -34,12 +36,10 @@ def test_game_benchmark_reports_every_policy(tmp_path):
 
 
 def test_an_unknown_policy_is_refused_before_anything_runs():
-    run = subprocess.run([sys.executable, "-m", "controller.cli", "bench", "--suite", "game",
-                          "--policies", "ours,cautious"], capture_output=True, text=True, timeout=60)
+    run = jenga_robot("bench", "--suite", "game", "--policies", "ours,cautious")
     assert run.returncode != 0 and "unknown policy cautious" in run.stderr
 
 
 def test_the_oracle_is_refused_in_the_full_pipeline():
-    run = subprocess.run([sys.executable, "-m", "controller.cli", "bench", "--suite", "game",
-                          "--full", "--policies", "oracle"], capture_output=True, text=True, timeout=60)
+    run = jenga_robot("bench", "--suite", "game", "--full", "--policies", "oracle")
     assert run.returncode != 0 and "only in the fast mode" in run.stderr

@@ -1,12 +1,10 @@
 """`jenga-robot cell check` as a user runs it."""
 
-import subprocess
-import sys
+from tests.run_cli import jenga_robot
 
 
 def run(*args):
-    return subprocess.run([sys.executable, "-m", "controller.cli", "cell", "check", *args],
-                          capture_output=True, text=True, timeout=600)
+    return jenga_robot("cell", "check", *args)
 
 
 def test_default_cell_reaches_a_placement_layer():

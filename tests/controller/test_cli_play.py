@@ -1,14 +1,12 @@
 """`jenga-robot play` refuses what it cannot do before it starts anything, and says why."""
 
-import subprocess
-import sys
-
 import pytest
+
+from tests.run_cli import jenga_robot
 
 
 def play(*args, cwd=None):
-    return subprocess.run([sys.executable, "-m", "controller.cli", "play", *args],
-                          capture_output=True, text=True, timeout=120, cwd=cwd)
+    return jenga_robot("play", *args, cwd=cwd)
 
 
 @pytest.mark.parametrize("args, why", [

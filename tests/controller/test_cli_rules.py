@@ -7,10 +7,11 @@ from pathlib import Path
 
 import pytest
 
+from tests.run_cli import jenga_robot
+
 
 def run(*args):
-    return subprocess.run([sys.executable, "-m", "controller.cli", *args],
-                          capture_output=True, text=True, timeout=60)
+    return jenga_robot(*args)
 
 
 def write(tmp_path, obj, name="in.json"):
