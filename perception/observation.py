@@ -42,6 +42,10 @@ FALLEN_BLOCKS_ON_TABLE = 3
 # off the top onto the table behind the tower were taken for blocks sticking out, and a fall was
 # not seen.
 PROTRUDING_RAY_M = 0.01
+# A marker's distance from its size is a few per cent off at 11-34 px: where the table and a slot's
+# line lie closer than this (log ratio) along the ray, the size cannot tell them apart, and the
+# marker is taken for a block sticking out (a fall is still seen by the slots it emptied).
+SIZE_CANNOT_TELL = 0.1
 
 
 class PerceptionError(RuntimeError):
@@ -118,8 +122,9 @@ class TowerObserver:
     def _on_table(self, fit: TowerFit, layers: int) -> dict[int, tuple[float, float, float]]:
         """Blocks whose markers are seen lying on the table near the tower (fallen off it), and
         where: a marker's centre, where its camera's ray meets the table. A marker that could be
-        a block of one of `layers` sticking out of its slot is not counted."""
-        blocks = {}
+        a block of one of `layers` sticking out of its slot (seen so by either camera) is not
+        counted."""
+        blocks, sticking_out = {}, set()
         centre = fit.pose.to_world(np.zeros((1, 3)))[0]
         for name, sighting in fit.unassigned:
             camera = self.cameras[name]
@@ -127,39 +132,42 @@ class TowerObserver:
             origin = camera.position
             if ray[2] >= -1e-6:
                 continue
-            t = (TABLE_MARKER_HEIGHT - origin[2]) / ray[2]
-            if self._sticks_out(camera, sighting, fit.pose, layers, t):
+            table_m = (TABLE_MARKER_HEIGHT - origin[2]) / ray[2]
+            if self._sticks_out(camera, sighting, fit.pose, layers, table_m):
+                sticking_out.add(sighting.block)
                 continue
-            hit = origin + t * ray
+            hit = origin + table_m * ray
             if np.linalg.norm(hit[:2] - centre[:2]) < FALL_ZONE_M:
                 blocks.setdefault(sighting.block, tuple(float(v) for v in hit))
-        return blocks
+        return {b: p for b, p in blocks.items() if b not in sticking_out}
 
     def _sticks_out(self, camera: CameraModel, sighting, pose: TowerPose, layers: int,
-                    table_t: float) -> bool:
-        """Whether the marker is better read as that of a block sticking out of one of `layers`
-        than as one on the table `table_t` along its ray: its ray passes near where a slid-out
-        end face would be, and its size puts it nearer that distance than the table's."""
+                    table_m: float) -> bool:
+        """Whether the marker may be that of a block sticking out of one of `layers` rather than
+        one on the table `table_m` along its ray: its ray passes near where a slid-out end face
+        would be, and its size puts it nearer that distance than the table's, or cannot tell
+        the two apart (low layers, whose lines lie just above the table)."""
         origin = camera.position
         ray = camera.rays(sighting.centre[None, :])[0]
         faces = self.estimator.candidate_faces(camera, pose, layers)
-        gap, slid_t = self._ray_to_slid_faces(pose, faces, origin, ray)
-        if gap >= PROTRUDING_RAY_M:
+        gaps, along_m = self._ray_to_slid_faces(pose, faces, origin, ray)
+        slid_m = along_m[gaps < PROTRUDING_RAY_M]
+        if not len(slid_m):
             return False
+        if np.any(np.abs(np.log(table_m / slid_m)) < SIZE_CANNOT_TELL):
+            return True
         found = marker_in_world(camera, sighting, self.model.marker_side)
         if found is None:
             return True
-        seen_t = float(np.linalg.norm(found[0] - origin))
-        return abs(np.log(seen_t / slid_t)) < abs(np.log(seen_t / table_t))
+        seen_m = float(np.linalg.norm(found[0] - origin))
+        return bool(np.any(np.abs(np.log(seen_m / slid_m)) < abs(np.log(seen_m / table_m))))
 
     def _ray_to_slid_faces(self, pose: TowerPose, faces, origin: np.ndarray,
-                           ray: np.ndarray) -> tuple[float, float]:
-        """How close the ray from `origin` along `ray` (world) comes to any of `faces`' centres
-        slid out by up to a block's length (m), and how far along the ray that is (m): the
-        closest points of the ray and of each face's segment. A sticking-out block shows the
+                           ray: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """For each of `faces`, how close the ray from `origin` along `ray` (world) comes to its
+        centre slid out by up to a block's length, and how far along the ray that is (m): the
+        closest points of the ray and of the face's segment. A sticking-out block shows the
         camera the end face it shows flush."""
-        if not len(faces.outward):
-            return np.inf, np.inf
         o = pose.to_tower(origin[None, :])[0]
         r = pose.vector_to_tower(ray)
         r = r / np.linalg.norm(r)
@@ -171,8 +179,7 @@ class TowerObserver:
         s = np.clip((e - b * d) / denom, 0.0, self.model.length)
         t = np.maximum(s * b - d, 0.0)
         gaps = np.linalg.norm(w + t[:, None] * r - s[:, None] * u, axis=1)
-        nearest = int(np.argmin(gaps))
-        return float(gaps[nearest]), float(t[nearest])
+        return gaps, t
 
     def _occupancy(self, images, fit: TowerFit, blocks: list[BlockObservation]):
         read = {(b.layer, b.slot) for b in blocks}

@@ -94,13 +94,15 @@ class Perception:
                 events.append(entered)
         return PerceptionResult(obs, events)
 
-    def new_tower(self) -> None:
-        """A tower was built anew (a new round): forget the one that stood. Without this, the
-        layers the old tower had above the new one's top read as blocks that fell."""
+    def new_tower(self, pose: TowerPose | None = None, layers: int | None = None) -> None:
+        """A tower was built anew (a new round), or one this perception did not watch stands
+        there now: forget the one that stood. Without this, the layers the old tower had above
+        the new one's top read as blocks that fell. The search starts from `pose` and `layers`
+        when they are known, from the cell's nominal tower (every height) when not."""
         self._standing = None
-        self.layers = None
+        self.layers = layers
         x, y = self.cell.tower.position
-        self.pose = TowerPose(x, y, self.cell.tower.yaw, self.model.nominal_pitch)
+        self.pose = pose or TowerPose(x, y, self.cell.tower.yaw, self.model.nominal_pitch)
         self.settle = SettleWatch()
         self.falls = FallWatch()
 

@@ -111,10 +111,11 @@ class SafetyMonitor:
         Called again at every turn, as the tower grows."""
         frames = self.link.frames(self.link.arm.device_time())
         images = {name: f.image for name, f in frames.items()}
-        # The looks compare with the tower standing now: slots emptied since are blocks that
-        # fell, seen even when those blocks landed out of the cameras' view.
+        # The looks compare with the last tower seen standing, first the one standing now: slots
+        # emptied since are blocks that fell, seen even when they landed out of the cameras'
+        # view. The looker forgets the tower of the last turn (a new round may have replaced it).
         with self._look_lock:
-            self._looker.new_tower()
+            self._looker.new_tower(pose, layers)
             self._looker.observe(frames)
         with self._lock:
             self.inside.set_clear(images, pose, layers)
