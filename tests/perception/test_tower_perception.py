@@ -94,6 +94,12 @@ def test_a_tower_built_anew_is_not_taken_for_a_fall(midgame_scene, sim_world, de
     perception.new_tower()
     again = perception.observe(fresh).observation
     assert not again.fell and again.top_layer == 18
+    # told where the new tower stands and how high (the safety monitor's looker, every turn)
+    perception.observe(frames)
+    perception.new_tower(again.pose, 18)
+    assert perception.pose == again.pose and perception.layers == 18
+    told = perception.observe(fresh).observation
+    assert not told.fell and told.occupancy == again.occupancy
 
 
 def test_blocks_pushed_far_out_of_their_slots_are_not_blocks_on_the_table(default_cell):
