@@ -14,10 +14,8 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
-# --no-compile: the modules a run imports are compiled when first imported; compiling every module
-# of every dependency up front took a quarter of the install (16 s of 61 s on 2 cores).
 $(INSTALLED): pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet --no-compile -e '.[test]'
+	$(BIN)/python -m pip install --quiet -e '.[test]'
 	touch $@
 
 # The project and its tools in .venv, nothing run: then `.venv/bin/jenga-robot --help`.
