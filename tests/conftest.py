@@ -35,8 +35,8 @@ SLOW_PATHS = ("tests/hardware/", "tests/perception/test_tower_perception.py",
               "tests/controller/test_cli_bench", "tests/controller/test_cli_cell.py")
 # The longest modules (a whole match, robot turns), started first so that the parallel workers do
 # not end with one of them running alone. With two workers, each takes two of these to begin with,
-# in turn: the match (200-380 s) pairs with the endings of play, the robot's turn (130-250 s) with
-# the stability checks.
+# in turn: the match (200-390 s) pairs with the endings of play (about 40 s), the robot's turn
+# (120-220 s) with the stability checks (about 50 s).
 FIRST = ("test_match_hil.py", "test_robot_turns_hil.py", "test_play_endings_hil.py",
          "test_stability_vs_sim.py")
 
