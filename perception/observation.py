@@ -133,7 +133,7 @@ class TowerObserver:
             if ray[2] >= -1e-6:
                 continue
             table_m = (TABLE_MARKER_HEIGHT - origin[2]) / ray[2]
-            if self._sticks_out(camera, sighting, fit.pose, layers, table_m):
+            if self._sticks_out(camera, sighting, ray, fit.pose, layers, table_m):
                 sticking_out.add(sighting.block)
                 continue
             hit = origin + table_m * ray
@@ -141,14 +141,14 @@ class TowerObserver:
                 blocks.setdefault(sighting.block, tuple(float(v) for v in hit))
         return {b: p for b, p in blocks.items() if b not in sticking_out}
 
-    def _sticks_out(self, camera: CameraModel, sighting, pose: TowerPose, layers: int,
-                    table_m: float) -> bool:
+    def _sticks_out(self, camera: CameraModel, sighting, ray: np.ndarray, pose: TowerPose,
+                    layers: int, table_m: float) -> bool:
         """Whether the marker may be that of a block sticking out of one of `layers` rather than
         one on the table `table_m` along its ray: its ray passes near where a slid-out end face
         would be, and its size puts it nearer that distance than the table's, or cannot tell
-        the two apart (low layers, whose lines lie just above the table)."""
+        the two apart (low layers, whose lines lie just above the table). `ray`: the camera's
+        ray through the marker's centre (world)."""
         origin = camera.position
-        ray = camera.rays(sighting.centre[None, :])[0]
         faces = self.estimator.candidate_faces(camera, pose, layers)
         gaps, along_m = self._ray_to_slid_faces(pose, faces, origin, ray)
         slid_m = along_m[gaps < PROTRUDING_RAY_M]

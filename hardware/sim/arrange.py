@@ -63,5 +63,4 @@ def arrange_tower(world: SimWorld, fresh: SavedState, tower: TowerState) -> list
 
 
 def _top_z(world: SimWorld, block: int) -> float:
-    spec = next(b for b in world.blocks if b.index == block)
-    return float(world.data.xpos[world.block_body[block]][2]) + spec.height / 2
+    return float(world.data.xpos[world.block_body[block]][2]) + world.block_spec(block).height / 2

@@ -143,7 +143,7 @@ class BenchHands:
         data.mocap_quat[self._hand] = data.xquat[body]
         weld(world, self._grip, self._hand_body, body)
         start = data.mocap_pos[self._hand].copy()
-        length = next(b.length for b in world.blocks if b.index == block)
+        length = world.block_spec(block).length
         out = float((data.xpos[body] - self.truth.to_world(np.zeros(3))) @ front)
         travel = max(length - out + PULL_CLEARANCE, 0.0)
         n = int(np.ceil(travel / (PULL_SPEED * world.timestep)))

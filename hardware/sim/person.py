@@ -222,7 +222,7 @@ class SimPerson:
             push = near if near[0] > 0 else -near
         if from_far_end:
             self._home = data.xpos[body].copy()
-        half = self.body.length(block) / 2
+        half = self.world.block_spec(block).length / 2
         face = data.xpos[body] - push * half             # the end face the tip pushes on
         target_travel = protrude if from_far_end else -float((data.xpos[body] - self._home) @ push)
         yaw = np.arctan2(push[1], push[0])
@@ -287,7 +287,7 @@ class SimPerson:
         data = self.world.data
         body = self.world.block_body[block]
         near = self.body.near(block)
-        half = self.body.length(block) / 2
+        half = self.world.block_spec(block).length / 2
         grip = data.xpos[body] + near * (half - GRIP_IN)
         data.mocap_quat[self.body.hand] = yaw_quat(np.arctan2(near[1], near[0]))
         yield from self.body.reach(self.body.hand, grip)

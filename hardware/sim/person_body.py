@@ -100,12 +100,6 @@ class PersonBody:
 
     # --- where things are --------------------------------------------------------------------------
 
-    def spec(self, block: int):
-        return next(b for b in self.world.blocks if b.index == block)
-
-    def length(self, block: int) -> float:
-        return self.spec(block).length
-
     def near(self, block: int) -> np.ndarray:
         """The horizontal unit vector along `block` toward the person, who stands on the -y side."""
         axis = self.world.data.xmat[self.world.block_body[block]].reshape(3, 3)[:, 0].copy()

@@ -73,6 +73,7 @@ class SimWorld:
         self.finger_qpos = [m.jnt_qposadr[m.joint(f"finger_{s}").id] for s in "ab"]
         self.finger_act = [m.actuator(f"finger_{s}").id for s in "ab"]
         self.block_body = {b.index: m.body(f"block{b.index}").id for b in self.blocks}
+        self._spec_of = {b.index: b for b in self.blocks}
         self.block_geom = {b.index: m.geom(f"block{b.index}").id for b in self.blocks}
         self.fingertip_qpos = m.jnt_qposadr[m.joint("fingertip").id]
         self._force_adr = m.sensor_adr[m.sensor("wrist_force").id]
@@ -97,6 +98,10 @@ class SimWorld:
 
     def step_for(self, seconds: float) -> None:
         self.step(int(round(seconds / self.timestep)))
+
+    def block_spec(self, block: int) -> BlockSpec:
+        """The drawn sizes of block `block` (by index)."""
+        return self._spec_of[block]
 
     def blocks_asleep(self, blocks: list[int] | None = None) -> bool:
         """Whether every block (of `blocks`, by index) sleeps: nothing moves them until

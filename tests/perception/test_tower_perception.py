@@ -17,7 +17,7 @@ def test_nominal_cameras_project_where_the_renderer_draws(sim_world, default_cel
         offsets = []
         for s in detector.detect(sim_world.render(cam.name)):
             body = sim_world.block_body[s.block]
-            length = next(b.length for b in sim_world.blocks if b.index == s.block)
+            length = sim_world.block_spec(s.block).length
             centre = sim_world.data.xpos[body] + sim_world.data.xmat[body].reshape(3, 3)[:, 0] * s.end * length / 2
             offsets.append(s.centre - model.project(centre[None, :])[0])
         offsets = np.array(offsets)
