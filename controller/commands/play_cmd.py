@@ -105,7 +105,8 @@ def _describe(report) -> str:
     to = slot_name(*report.target) if report.target else "-"
     return (f"turn {report.number}: took {took} (block {report.block}) -> {to}; "
             f"{'legal' if report.legal else 'ILLEGAL'}{'; THE TOWER FELL' if report.fell else ''}; "
-            f"probes [{probes}]; {report.duration_s:.1f} s of world time ({phases}); "
+            f"probes [{probes}]; {report.duration_s:.1f} s of world time ({phases}; "
+            f"{report.moving_s:.1f} s of it moving); "
             f"stories {report.stories or '?'}")
 
 

@@ -80,6 +80,9 @@ class ArmHands:
     def pulled_end(self, layer: int) -> int:
         return self.planner.tower.front_end(layer)
 
+    def record_moves(self, into: list[dict]) -> None:
+        self.moves.timeline = into
+
     # --- seeing -------------------------------------------------------------------------------
 
     def look(self, blocks_moved: int) -> Look:

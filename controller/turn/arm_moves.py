@@ -25,6 +25,14 @@ class ArmMoves:
     def __init__(self, arm: ArmClient, planner: MotionPlanner,
                  halted: Callable[[], str | None] = lambda: None):
         self.arm, self.planner, self._halted = arm, planner, halted
+        # each move, grip and tare as it ends: {"move", "start", "end"} in device time; the gaps
+        # between them are the controller's own time (planning, choosing, looking)
+        self.timeline: list[dict] | None = None
+
+    def _timed(self, label: str, start: float) -> None:
+        if self.timeline is not None:
+            self.timeline.append({"move": label, "start": round(start, 3),
+                                  "end": round(self.arm.device_time(), 3)})
 
     def push_direction(self, plan: MotionPlan, prefix: str = "") -> np.ndarray:
         push = plan.step(prefix + "push").trajectory
@@ -51,15 +59,21 @@ class ArmMoves:
                 self.follow(step)
 
     def open_fully(self) -> None:
+        start = self.arm.device_time()
         self.arm.gripper(self.planner.cell.tool.stroke, 1.0)
+        self._timed("open", start)
 
     def grip(self, step: GripStep) -> float:
         """Open or close the fingers as a plan's step says; the opening they stopped at (m)."""
-        return self.arm.gripper(step.width_m, max(step.force_n, 1.0))
+        start = self.arm.device_time()
+        width = self.arm.gripper(step.width_m, max(step.force_n, 1.0))
+        self._timed(step.label, start)
+        return width
 
     def follow(self, step: MoveStep) -> MotionResult:
         """Run one move from wherever the arm is: a tiny joint move first joins the arm to the
         move's start if a guarded stop left it a little off."""
+        start = self.arm.device_time()
         q = self.q()
         traj = step.trajectory
         gap = np.max(np.abs(traj.start - q))
@@ -75,6 +89,7 @@ class ArmMoves:
             guard = (step.guard.direction, step.guard.threshold_n)
         self.check_halted(step.label)
         result = self.arm.follow(traj.times, traj.positions, guard=guard)
+        self._timed(step.label, start)
         self.check_halted(step.label)
         return result
 
@@ -88,6 +103,7 @@ class ArmMoves:
         start = self.arm.device_time()
         self.arm.wait_for(lambda t: t.device_time >= start + DWELL_S, timeout_s=DWELL_S + 5)
         self.arm.tare()
+        self._timed("tare", start)
 
     def come_to_face(self, push: MotionPlan) -> None:
         """Bring the fingertip to just short of a block's face and zero the wrist there, so the

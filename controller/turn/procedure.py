@@ -78,6 +78,7 @@ class Turn:
     def __init__(self, player: Player, number: int):
         self.player, self.hands = player, player.hands
         self.report = TurnReport(number)
+        self.hands.record_moves(self.report.moves)
         self.clock = PhaseClock(self.hands.now, self.report, player.on_phase)
         self.chooser = None
 

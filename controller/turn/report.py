@@ -51,6 +51,7 @@ class TurnReport:
     probes: list[ProbeRecord] = field(default_factory=list)
     recalled: list[tuple[int, int]] = field(default_factory=list)  # earlier findings that held
     phases_s: dict[str, float] = field(default_factory=dict)
+    moves: list[dict] = field(default_factory=list)   # each move: its name, start and end times
     legal: bool = False
     fell: bool = False
     stories: str = ""
@@ -65,6 +66,12 @@ class TurnReport:
     @property
     def duration_s(self) -> float:
         return sum(self.phases_s.values())
+
+    @property
+    def moving_s(self) -> float:
+        """World time the hands spent in moves, grips and tares (the rest of the turn went to
+        looking, choosing, planning, and the settling window)."""
+        return sum(m["end"] - m["start"] for m in self.moves)
 
     def gave_up(self, source, at: str, drawn_m: float, peak_force_n: float,
                 trace: list[tuple[float, float]] | None = None) -> None:

@@ -47,6 +47,9 @@ class ScriptedHands:
     def pulled_end(self, layer: int) -> int:
         return 1
 
+    def record_moves(self, into: list[dict]) -> None:
+        self.moves = into
+
     def look(self, blocks_moved: int) -> Look:
         self.steps.append(("look",))
         if self.script.looks:

@@ -227,3 +227,19 @@ def test_a_probe_then_a_push_through_goes_on_from_where_the_probe_stopped(planne
     arm.calls.clear()
     hands.push_through((8, 1), 3.0)
     assert arm.calls.count(("follow", True)) == 2 and ("tare",) in arm.calls
+
+
+def test_each_move_grip_and_tare_is_recorded_with_its_device_times(planner, default_cell):
+    pull = planner.pull(planner.arm.home, 5, 0, 0.035, tower_layers=19)
+    plan = planner.place(pull.q_end, 19, 2, pull.held)
+    arm = RecordingArm(pull.q_end)
+    hands = arm_hands(planner, default_cell, arm)
+    moves: list[dict] = []
+    hands.record_moves(moves)
+    hands.run_place(plan)
+    steps = [s.label for s in plan.steps]
+    assert [m["move"] for m in moves if m["move"] != "tare"] == steps
+    assert [m["move"] for m in moves].count("tare") == 2       # before each guarded move
+    assert all(m["end"] >= m["start"] for m in moves)
+    assert all(a["end"] <= b["start"] for a, b in zip(moves, moves[1:]))
+    assert moves[-1]["end"] == pytest.approx(arm.time, abs=1e-3)
