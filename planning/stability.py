@@ -12,6 +12,7 @@ Pure geometry on the nominal block set, with optional per-block offsets along th
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -67,39 +68,79 @@ def analyse(tower: TowerState, dims: BlockDims,
     """Margins of every interface of `tower` (blocks moved along their axes by `offsets`, m)."""
     offsets = offsets or {}
     blocks = [(layer, slot, offsets.get((layer, slot), 0.0)) for layer, slot in tower.blocks()]
+    layers = _by_layer(blocks)
     margins = {}
-    for interface in range(0, tower.top_layer):
-        above = [b for b in blocks if b[0] > interface]
-        if not above:
-            continue
-        com = np.mean([block_centre(dims, *b) for b in above], axis=0)
-        patches = _contact_patches(dims, blocks, interface)
-        margins[interface] = _margin(com, patches) * 1000.0 if patches else -np.inf
+    for interface, com, _ in _coms_above(dims, layers, tower.top_layer):
+        hull = _interface_hull(dims, interface, layers.get(interface, ()),
+                               layers.get(interface + 1, ()))
+        margins[interface] = _hull_margin(com, hull) * 1000.0 if hull is not None else -np.inf
     # A block of the top layer carries nothing that would hold it down: it must balance on its
     # own, whatever the rest of its layer does (an overhanging top block tips off alone). Across
     # its width the layer below always spans it; along its axis its supports may not.
     top = tower.top_layer
     if top > 1:
-        for b in (b for b in blocks if b[0] == top):
-            margins[top - 1] = min(margins[top - 1], _own_margin_mm(dims, blocks, b))
+        for b in layers.get(top, ()):
+            margins[top - 1] = min(margins[top - 1],
+                                   _own_margin_mm(dims, layers.get(top - 1, ()), (top, *b)))
     weakest = min(margins, key=margins.get)
     return StabilityReport(float(margins[weakest]), weakest, margins)
 
 
-def _own_margin_mm(dims: BlockDims, blocks, block) -> float:
-    """A top block's own balance (mm): how far outside its supports its centre lies (negative),
-    or else how far inside their extent along its axis. (Across its width the margin is at most
-    half a block for every top block, and would hide the tower's margin that ranking needs.)"""
-    patches = _contact_patches(dims, [x for x in blocks if x[0] != block[0]] + [block], block[0] - 1)
-    if not patches:
+def _by_layer(blocks) -> dict[int, tuple[tuple[int, float], ...]]:
+    """Each layer's blocks as (slot, offset) pairs, in slot order: a layer's key for the caches."""
+    layers: dict[int, list[tuple[int, float]]] = {}
+    for layer, slot, offset in blocks:
+        layers.setdefault(layer, []).append((slot, float(offset)))
+    return {layer: tuple(sorted(found)) for layer, found in layers.items()}
+
+
+def _coms_above(dims: BlockDims, layers: dict, below_layer: int):
+    """For each interface under `below_layer` (0: the table) that carries something, bottom up:
+    the interface, the centre of mass (x, y) of every block above it and their count."""
+    top = max(layers, default=0)
+    sums = np.zeros((top + 2, 2))
+    counts = np.zeros(top + 2, dtype=int)
+    for layer in range(top, 0, -1):       # sums over the layers from `layer` up
+        sums[layer] = sums[layer + 1] + sum((block_centre(dims, layer, slot, offset)
+                                             for slot, offset in layers.get(layer, ())),
+                                            np.zeros(2))
+        counts[layer] = counts[layer + 1] + len(layers.get(layer, ()))
+    for interface in range(0, below_layer):
+        if counts[interface + 1]:
+            yield interface, sums[interface + 1] / counts[interface + 1], int(counts[interface + 1])
+
+
+def _own_margin_mm(dims: BlockDims, below: tuple, block) -> float:
+    """A top block's own balance (mm) on the layer `below` it ((slot, offset) pairs): how far
+    outside its supports its centre lies (negative), or else how far inside their extent along
+    its axis. (Across its width the margin is at most half a block for every top block, and
+    would hide the tower's margin that ranking needs.)"""
+    layer, slot, offset = block
+    hull = _interface_hull(dims, layer - 1, below, ((slot, offset),))
+    if hull is None:
         return -np.inf
     centre = block_centre(dims, *block)
-    outside = _margin(centre, patches)
+    outside = _hull_margin(centre, hull)
     if outside <= 0:
         return outside * 1000.0
-    k = 0 if layer_axis(block[0]) == "x" else 1
-    along = np.concatenate(patches)[:, k]
-    return float(min(centre[k] - along.min(), along.max() - centre[k])) * 1000.0
+    k = 0 if layer_axis(layer) == "x" else 1
+    return float(min(centre[k] - hull[:, k].min(), hull[:, k].max() - centre[k])) * 1000.0
+
+
+@functools.lru_cache(maxsize=4096)
+def _interface_hull(dims: BlockDims, interface: int, lower: tuple, upper: tuple
+                    ) -> np.ndarray | None:
+    """The convex hull (counter-clockwise corners) of the patches where the blocks `lower` of
+    layer `interface` meet the blocks `upper` of the layer above ((slot, offset) pairs; the table
+    under layer 1), or None where they do not touch. Cached: a tower's interfaces repeat from one
+    candidate move to the next."""
+    blocks = [(interface, *b) for b in lower] + [(interface + 1, *b) for b in upper]
+    patches = _contact_patches(dims, blocks, interface)
+    if not patches:
+        return None
+    hull = _convex_hull(np.concatenate(patches))
+    hull.flags.writeable = False        # shared by every caller of the cache
+    return hull
 
 
 def _contact_patches(dims: BlockDims, blocks, interface: int) -> list[np.ndarray]:
@@ -124,28 +165,20 @@ def _corners(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
     return np.array([[lo[0], lo[1]], [hi[0], lo[1]], [hi[0], hi[1]], [lo[0], hi[1]]])
 
 
-def _margin(point: np.ndarray, patches: list[np.ndarray]) -> float:
-    """Signed distance (m) from `point` to the boundary of the convex hull of the patches:
+def _hull_margin(point: np.ndarray, hull: np.ndarray) -> float:
+    """Signed distance (m) from `point` to the boundary of the convex `hull` (counter-clockwise):
     positive inside."""
-    hull = _convex_hull(np.concatenate(patches))
     if len(hull) < 3:
         # A degenerate support (a line): the point can at best sit on it.
         return -float(_distance_to_segment(point, hull[0], hull[-1]))
-    inside = True
-    nearest = np.inf
-    for a, b in zip(hull, np.roll(hull, -1, axis=0)):
-        edge = b - a
-        cross = edge[0] * (point[1] - a[1]) - edge[1] * (point[0] - a[0])
-        if cross < 0:          # hull is counter-clockwise: negative means outside this edge
-            inside = False
-        nearest = min(nearest, _distance_to_segment(point, a, b))
-    return nearest if inside else -nearest
-
-
-def _distance_to_segment(p: np.ndarray, a: np.ndarray, b: np.ndarray) -> float:
-    ab = b - a
-    t = 0.0 if not np.any(ab) else float(np.clip((p - a) @ ab / (ab @ ab), 0.0, 1.0))
-    return float(np.linalg.norm(p - (a + t * ab)))
+    a = hull
+    edge = np.concatenate([hull[1:], hull[:1]]) - a
+    rel = point - a
+    cross = edge[:, 0] * rel[:, 1] - edge[:, 1] * rel[:, 0]
+    # hull is counter-clockwise: negative means outside that edge
+    t = np.clip(np.einsum("ij,ij->i", rel, edge) / np.einsum("ij,ij->i", edge, edge), 0.0, 1.0)
+    nearest = float(np.min(np.linalg.norm(rel - t[:, None] * edge, axis=1)))
+    return nearest if np.all(cross >= 0) else -nearest
 
 
 def _convex_hull(points: np.ndarray) -> np.ndarray:
@@ -222,7 +255,7 @@ def press_limit_n(tower: TowerState, dims: BlockDims, at: tuple[int, int], offse
     for _, hull, com, weight in _loads_below(tower, dims, at[0], offsets, g):
         if hull is None:
             return 0.0
-        if _margin(point, [hull]) > 0:
+        if _hull_margin(point, hull) > 0:
             continue
         span = float(np.linalg.norm(point - com))
         reach = _reach(com, (point - com) / max(span, 1e-12), hull)
@@ -237,18 +270,17 @@ def _loads_below(tower: TowerState, dims: BlockDims, layer: int, offsets: dict, 
     (None when nothing of the tower above rests on it), and the centre of mass (x, y) and weight
     (N) of everything above it."""
     blocks = [(lay, slot, offsets.get((lay, slot), 0.0)) for lay, slot in tower.blocks()]
-    for interface in range(0, layer):
-        above = [b for b in blocks if b[0] > interface]
-        patches = _contact_patches(dims, blocks, interface)
-        hull = _convex_hull(np.concatenate(patches)) if patches else None
-        com = np.mean([block_centre(dims, *b) for b in above], axis=0)
-        yield interface, hull, com, len(above) * dims.mass * g
+    layers = _by_layer(blocks)
+    for interface, com, count in _coms_above(dims, layers, layer):
+        hull = _interface_hull(dims, interface, layers.get(interface, ()),
+                               layers.get(interface + 1, ()))
+        yield interface, hull, com, count * dims.mass * g
 
 
 def _reach(point: np.ndarray, direction: np.ndarray, hull: np.ndarray) -> float:
     """How far (m) from `point` along `direction` the edge of the convex `hull` lies (0 when the
     point is outside or the hull is degenerate)."""
-    if len(hull) < 3 or _margin(point, [hull]) <= 0:
+    if len(hull) < 3 or _hull_margin(point, hull) <= 0:
         return 0.0
     best = np.inf
     for a, b in zip(hull, np.roll(hull, -1, axis=0)):

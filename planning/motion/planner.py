@@ -47,7 +47,7 @@ PULL_CLEARANCE = 0.02    # how far past the tower face a pulled block ends up
 PULL_GRIP_N = 2.0
 SQUEEZE_INSIDE = 0.01    # how far the pulled block still rests inside the tower when it is squeezed
 PLACE_HOVER = 0.04       # held block's bottom above its resting height before the descent
-PLACE_SLOW = 0.008       # last part of the descent, done slowly under a guard
+PLACE_SLOW = 0.005       # last part of the descent, done slowly under a guard
 PLACE_OVERHANG = 0.03    # block set down sticking out this far, then pushed home
 PLACE_PRESS = 0.001      # the guarded descent's end below the nominal resting height
 PROBE_TABLE_CLEARANCE = 0.006  # the fingertip rod pushes no lower than this above the table
@@ -58,17 +58,19 @@ FINGER_MARGIN = 0.003    # fingers, while they hold a block at the tower face
 # Speeds (m/s) and resolution.
 APPROACH_SPEED = 0.03
 PULL_SPEED = 0.03
-PLACE_SPEED = 0.02
+PLACE_SPEED = 0.04
+PUSH_HOME_SPEED = 0.015
 PLACE_SLOW_SPEED = 0.004
 LINE_STEP = 0.002        # Cartesian sampling of straight moves
 LINE_ACCEL = 0.1         # m/s^2, straight moves' speed-up and slow-down (0.13 N on the tool)
-# Straight moves away from a block the fingertip pushed or the fingers let go in the tower (a
-# probe's retreat, a back-off) go faster and speed up harder: they sense nothing, so the wrist's
-# reading of the tool's own acceleration (0.4 N) guards nothing. Approaches, which end just short of
-# a face whose place is estimated, keep APPROACH_SPEED and LINE_ACCEL; so does all of the place
-# (descent, back-off, lift, the push home and its retreat): with the first three at this pace and
-# the push home at 20 mm/s, a block placed on the top layer of a seed-1 match was no longer seen in
-# its slot (which of the changes did it was not isolated).
+# Straight moves that sense nothing go faster and speed up harder: moves away from a block the
+# fingertip pushed or the fingers let go (a probe's retreat, a back-off, the place's back-off and
+# lift) and the fingertip's unguarded approaches, which end CONTACT_LEAD short of the face; the
+# wrist's reading of the tool's own acceleration (0.4 N) would trip no guard there. The grasp's
+# approach is guarded (at 0.6 N), and the push home's retreat leaves a block just set down: both
+# keep APPROACH_SPEED and LINE_ACCEL. An earlier try that ran the place's descent, back-off and
+# lift at the free pace and its push home at 20 mm/s left a block placed in a seed-1 match out of
+# its slot (which change did it was not isolated); the push home runs at 15 mm/s.
 FREE_SPEED = 0.06
 FREE_ACCEL = 0.3
 MAX_JOINT_STEP = 0.15    # rad between line samples; more means IK jumped branches
@@ -160,7 +162,9 @@ class MotionPlanner:
         for tip, rotation, q in candidates:
             sign = 1.0 if self.arm.frames[tip].t[0] > 0 else -1.0
             try:
-                approach = self._line(rotation, start, touch, tip, q, APPROACH_SPEED, work)
+                # unguarded, it ends CONTACT_LEAD short of the face: at the free pace
+                approach = self._line(rotation, start, touch, tip, q, contact=work,
+                                      **retreat_pace(gentle=False))
                 pushing = self._line(rotation, touch, finish, tip, approach.end, speed, work)
                 if through > 0:
                     self._line(rotation, finish, finish + direction * through, tip, pushing.end,
@@ -262,28 +266,27 @@ class MotionPlanner:
                 continue
             for rotation, q in candidates:
                 try:
-                    down = self._line(rotation, hover, slow, "grasp", q, PLACE_SPEED, carry)
+                    down = self._line(rotation, hover, slow, "grasp", q, PLACE_SPEED, carry,
+                                      FREE_ACCEL)
                     # The guarded descent aims a little below the nominal surface, since the real
                     # one varies with the blocks; the guard stops it on contact.
                     down_to = rest - np.array([0.0, 0.0, PLACE_PRESS])
                     settle = self._line(rotation, slow, down_to, "grasp", down.end, PLACE_SLOW_SPEED,
                                         carry)
-                    backed = down_to - into * (STANDOFF + 0.01)
-                    away = self._line(rotation, down_to, backed, "grasp", settle.end, APPROACH_SPEED,
-                                      free)
-                    lift = self._line(rotation, backed, backed + np.array([0, 0, 0.03]), "grasp",
-                                      away.end, APPROACH_SPEED, free)
+                    # the open fingers leave the block's end backward and upward in one move
+                    backed = down_to - into * (STANDOFF + 0.01) + np.array([0.0, 0.0, 0.03])
+                    away = self._line(rotation, down_to, backed, "grasp", settle.end, contact=free,
+                                      **retreat_pace(gentle=False))
                     steps = [MoveStep("transit", self._transit(q_start, down.start, layer, held)),
                              MoveStep("descend", down),
                              MoveStep("settle", settle, self._guard(guard_n, (0.0, 0.0, 0.0),
                                                                     world_up=rotation)),
                              GripStep("release", self.cell.tool.stroke, 0.0),
-                             MoveStep("back_off", away),
-                             MoveStep("lift", lift)]
+                             MoveStep("back_off", away)]
                     plan = MotionPlan("place", tuple(steps))
                     if align:
-                        home = self.push(lift.end, layer, slot, 0.0, tower_layers=layer, end=end,
-                                         protrusion=PLACE_OVERHANG, speed=0.01,
+                        home = self.push(away.end, layer, slot, 0.0, tower_layers=layer, end=end,
+                                         protrusion=PLACE_OVERHANG, speed=PUSH_HOME_SPEED,
                                          guard_n=align_guard_n, shift=shift, gentle_retreat=True)
                         plan = MotionPlan("place", plan.steps + tuple(
                             _relabel(s, "align_") for s in home.steps), frame=home.frame)

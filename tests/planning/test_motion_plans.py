@@ -60,13 +60,14 @@ def _peak_accel(planner, move, frame):
     return float(np.max(np.abs(np.diff(speed) / np.diff(mid))))
 
 
-def test_moves_that_feel_or_end_near_contact_keep_the_gentle_ramp_and_only_retreats_go_fast(
+def test_guarded_moves_keep_the_gentle_ramp_and_moves_that_sense_nothing_go_fast(
         planner, push_plan):
     tip = push_plan.frame
-    for label in ("approach", "push"):           # the push is guarded; the approach ends at a face
-        assert _peak_accel(planner, push_plan.step(label), tip) <= LINE_ACCEL * 1.5, label
-    retreat = _peak_accel(planner, push_plan.step("retreat"), tip)
-    assert LINE_ACCEL * 1.5 < retreat <= FREE_ACCEL * 1.5
+    # the push is guarded: the tool's own acceleration would read as a push
+    assert _peak_accel(planner, push_plan.step("push"), tip) <= LINE_ACCEL * 1.5
+    for label in ("approach", "retreat"):        # unguarded, the approach ends short of the face
+        fast = _peak_accel(planner, push_plan.step(label), tip)
+        assert LINE_ACCEL * 1.5 < fast <= FREE_ACCEL * 1.5, label
 
 
 def test_push_moves_the_fingertip_straight_along_the_block_axis(planner, push_plan):
@@ -151,7 +152,7 @@ def test_place_sets_the_block_down_overhanging_then_pushes_it_home(planner):
     pull = planner.pull(planner.arm.home, 5, 0, 0.035, tower_layers=TALL)
     plan = planner.place(pull.q_end, 19, 2, pull.held)
     labels = [s.label for s in plan.steps]
-    assert labels[:6] == ["transit", "descend", "settle", "release", "back_off", "lift"]
+    assert labels[:5] == ["transit", "descend", "settle", "release", "back_off"]
     assert "align_push" in labels
     assert_within_limits(planner, plan)
     assert_continuous(plan)

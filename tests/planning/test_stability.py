@@ -2,8 +2,9 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from planning.stability import (BlockDims, _contact_patches, _margin, analyse, best_slot, block_centre,
-                                press_limit_n, push_limit_n, removal_margin)
+from planning.stability import (BlockDims, _contact_patches, _convex_hull, _hull_margin, analyse,
+                                best_slot, block_centre, press_limit_n, push_limit_n,
+                                removal_margin)
 from planning.game.tower import TowerState
 
 DIMS = BlockDims(0.075, 0.025, 0.015)
@@ -150,7 +151,8 @@ def test_the_press_limit_is_where_the_weighted_centre_reaches_a_support_edge(hol
             weight = len(above) * MASSIVE.mass * 9.81
             com = np.mean([block_centre(MASSIVE, *b) for b in above], axis=0)
             centre = (weight * com + force * point) / (weight + force)
-            if _margin(centre, _contact_patches(MASSIVE, blocks, interface)) < -1e-9:
+            hull = _convex_hull(np.concatenate(_contact_patches(MASSIVE, blocks, interface)))
+            if _hull_margin(centre, hull) < -1e-9:
                 return True
         return False
 
@@ -158,3 +160,34 @@ def test_the_press_limit_is_where_the_weighted_centre_reaches_a_support_edge(hol
         assert not tips(1e4)
     else:
         assert not tips(0.98 * limit) and tips(1.02 * limit)
+
+
+def _interface_margins_by_hand(tower_state, dims, offsets):
+    """The interfaces' margins (mm) straight from the definition, nothing cached or shared."""
+    blocks = [(lay, s, offsets.get((lay, s), 0.0)) for lay, s in tower_state.blocks()]
+    margins = {}
+    for interface in range(tower_state.top_layer):
+        above = [b for b in blocks if b[0] > interface]
+        patches = _contact_patches(dims, blocks, interface)
+        com = np.mean([block_centre(dims, *b) for b in above], axis=0)
+        margins[interface] = (_hull_margin(com, _convex_hull(np.concatenate(patches))) * 1000.0
+                              if patches else -np.inf)
+    return margins
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.sampled_from([(1, 1, 1), (0, 1, 0), (1, 0, 1), (1, 1, 0), (0, 1, 1), (0, 0, 1)]),
+                min_size=2, max_size=12),
+       st.lists(st.floats(-0.02, 0.02), min_size=36, max_size=36))
+def test_the_cached_interfaces_give_the_margins_of_the_definition(rows, shifts):
+    """The model keeps each interface's support from one tower to the next: towers that differ
+    only in a block's offset must not share it."""
+    rows = [(1, 1, 1)] + rows
+    state = tower(*rows)
+    offsets = {b: shifts[i % len(shifts)] for i, b in enumerate(state.blocks()) if i % 3 == 0}
+    for offs in (offsets, {}, {k: -v for k, v in offsets.items()}):
+        report = analyse(state, DIMS, offs)
+        expected = _interface_margins_by_hand(state, DIMS, offs)
+        for interface, margin in expected.items():
+            if interface != state.top_layer - 1:       # the top layer's own balance comes in too
+                assert report.margins_mm[interface] == pytest.approx(margin, abs=1e-6)
