@@ -15,10 +15,10 @@ from planning.motion.planner import MotionPlanner
 from planning.motion.plans import GripStep, MotionPlan, MoveStep
 from planning.motion.trajectory import time_path
 
-# Stand still this long before taring, so the reading is the tool's weight only: after the moves
-# of a robot turn in the simulated cell the wrist reading settles to within its noise (0.04-0.06 N
-# at most over 50 ms) 0.15 s after the arm stops (0.24-0.29 N at most 50-100 ms after).
-DWELL_S = 0.15
+# Stand still this long before taring, so the reading is the tool's weight only: after a robot
+# turn's moves in the simulated cell the wrist reading is back within its noise (0.04-0.06 N at
+# most over 50 ms) 0.15 s after the arm stops, and still off by up to 0.09 N 0.10-0.15 s after.
+DWELL_S = 0.2
 
 
 class ArmMoves:

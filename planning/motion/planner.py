@@ -59,7 +59,7 @@ FINGER_MARGIN = 0.003    # fingers, while they hold a block at the tower face
 APPROACH_SPEED = 0.03
 PULL_SPEED = 0.03
 PLACE_SPEED = 0.04
-PUSH_HOME_SPEED = 0.015
+PUSH_HOME_SPEED = 0.01
 PLACE_SLOW_SPEED = 0.004
 LINE_STEP = 0.002        # Cartesian sampling of straight moves
 LINE_ACCEL = 0.1         # m/s^2, straight moves' speed-up and slow-down (0.13 N on the tool)
@@ -70,7 +70,9 @@ LINE_ACCEL = 0.1         # m/s^2, straight moves' speed-up and slow-down (0.13 N
 # approach is guarded (at 0.6 N), and the push home's retreat leaves a block just set down: both
 # keep APPROACH_SPEED and LINE_ACCEL. An earlier try that ran the place's descent, back-off and
 # lift at the free pace and its push home at 20 mm/s left a block placed in a seed-1 match out of
-# its slot (which change did it was not isolated); the push home runs at 15 mm/s.
+# its slot (which change did it was not isolated). The push home keeps 10 mm/s: at 15 mm/s its
+# first waypoint's step in speed read 0.2-0.3 N on the wrist, and tripped a 0.3 N guard as it
+# started (seed 5).
 FREE_SPEED = 0.06
 FREE_ACCEL = 0.3
 MAX_JOINT_STEP = 0.15    # rad between line samples; more means IK jumped branches

@@ -156,6 +156,9 @@ class Replay:
         self.time = 0.0
         self.pulled_end = recording.hands.pulled_end
 
+    def record_moves(self, into: list[dict]) -> None:
+        """A replay makes no moves to time."""
+
     def now(self) -> float:
         self.time += 0.1
         return self.time
