@@ -23,12 +23,15 @@ class IKError(RuntimeError):
 class HeldBlock:
     """A block in the gripper, as a capsule through the grasp centre along `direction` (a unit
     vector in the grasp frame, pointing from the held end to the far end): `behind` and `ahead`
-    of the grasp centre (m), with the block's half thickness as radius."""
+    of the grasp centre (m), with the block's half thickness as radius. `raised`: how far above
+    the block's centre line the fingers hold it (m; a grasp that rode up a low block), by which
+    the block hangs lower than the capsule says."""
 
     direction: tuple[float, float, float]
     behind: float
     ahead: float
     radius: float
+    raised: float = 0.0
 
 
 @dataclass(frozen=True)

@@ -98,8 +98,8 @@ def _coms_above(dims: BlockDims, layers: dict, below_layer: int):
     """For each interface under `below_layer` (0: the table) that carries something, bottom up:
     the interface, the centre of mass (x, y) of every block above it and their count."""
     top = max(layers, default=0)
-    sums = np.zeros((top + 2, 2))
-    counts = np.zeros(top + 2, dtype=int)
+    sums = np.zeros((max(top, below_layer) + 2, 2))
+    counts = np.zeros(len(sums), dtype=int)
     for layer in range(top, 0, -1):       # sums over the layers from `layer` up
         sums[layer] = sums[layer + 1] + sum((block_centre(dims, layer, slot, offset)
                                              for slot, offset in layers.get(layer, ())),
@@ -179,6 +179,12 @@ def _hull_margin(point: np.ndarray, hull: np.ndarray) -> float:
     t = np.clip(np.einsum("ij,ij->i", rel, edge) / np.einsum("ij,ij->i", edge, edge), 0.0, 1.0)
     nearest = float(np.min(np.linalg.norm(rel - t[:, None] * edge, axis=1)))
     return nearest if np.all(cross >= 0) else -nearest
+
+
+def _distance_to_segment(p: np.ndarray, a: np.ndarray, b: np.ndarray) -> float:
+    ab = b - a
+    t = 0.0 if not np.any(ab) else float(np.clip((p - a) @ ab / (ab @ ab), 0.0, 1.0))
+    return float(np.linalg.norm(p - (a + t * ab)))
 
 
 def _convex_hull(points: np.ndarray) -> np.ndarray:

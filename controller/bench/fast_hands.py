@@ -41,7 +41,7 @@ class FastHands:
     def pulled_end(self, layer: int) -> int:
         return self.bench.geometry.front_end(layer)
 
-    def record_moves(self, into: list[dict]) -> None:
+    def record_moves(self, into: list[dict] | None) -> None:
         """No arm moves here to time: the fast hands push and pull the blocks themselves."""
 
     def look(self, blocks_moved: int) -> Look:

@@ -180,7 +180,9 @@ class MatchRunner:
         self._emit("touch", player=ROBOT, t=min(touched, released))
         self._emit("place", player=ROBOT, t=released,
                    source=list(report.source), target=list(report.target), block=report.block,
-                   probes=len(report.probes), phases_s=report.phases_s)
+                   probes=len(report.probes), phases_s=report.phases_s,
+                   moves=[m | {"start_s": self._match_t(m["start_s"]),
+                               "end_s": self._match_t(m["end_s"])} for m in report.moves])
         self.say(f"robot took {slot_name(*report.source)} -> "
                  f"{slot_name(*report.target)} ({plural(probes, 'probe')}, "
                  f"{report.duration_s:.0f} s)")

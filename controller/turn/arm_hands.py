@@ -80,7 +80,7 @@ class ArmHands:
     def pulled_end(self, layer: int) -> int:
         return self.planner.tower.front_end(layer)
 
-    def record_moves(self, into: list[dict]) -> None:
+    def record_moves(self, into: list[dict] | None) -> None:
         self.moves.timeline = into
 
     # --- seeing -------------------------------------------------------------------------------
@@ -164,6 +164,7 @@ class ArmHands:
         plan = self.planner.push(self.moves.q(), layer, slot, -was,
                                  tower_layers=self.layers, end=front, protrusion=was + travel_m,
                                  speed=PUSH_SPEED, guard_n=jam_n, retreat=False,
+                                 gentle_approach=True,
                                  **seen_offset(self.planner.tower, self.obs, source))
         self.moves.come_to_face(plan)
         self.moves.follow(plan.step("push"))

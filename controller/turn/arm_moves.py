@@ -28,14 +28,15 @@ class ArmMoves:
     def __init__(self, arm: ArmClient, planner: MotionPlanner,
                  halted: Callable[[], str | None] = lambda: None):
         self.arm, self.planner, self._halted = arm, planner, halted
-        # each move, grip and tare as it ends: {"move", "start", "end"} in device time; the gaps
-        # between them are the controller's own time (planning, choosing, looking)
+        # each move, grip and tare as it ends: {"move", "start_s", "end_s"} in device time (the
+        # gaps between them are the controller's own time: planning, choosing, looking), while a
+        # turn has it noted (None: not noted)
         self.timeline: list[dict] | None = None
 
     def _timed(self, label: str, start: float) -> None:
         if self.timeline is not None:
-            self.timeline.append({"move": label, "start": round(start, 3),
-                                  "end": round(self.arm.device_time(), 3)})
+            self.timeline.append({"move": label, "start_s": round(start, 3),
+                                  "end_s": round(self.arm.device_time(), 3)})
 
     def push_direction(self, plan: MotionPlan, prefix: str = "") -> np.ndarray:
         push = plan.step(prefix + "push").trajectory

@@ -90,9 +90,10 @@ class Hands(Protocol):
     def now(self) -> float:
         """The world's time (s)."""
 
-    def record_moves(self, into: list[dict]) -> None:
-        """From now on, note each move the hands make in `into`: its name and its start and end
-        in the world's time (hands that make no timed moves note nothing)."""
+    def record_moves(self, into: list[dict] | None) -> None:
+        """From now on, note each move the hands make in `into` (None: no longer): its name and
+        its start and end in the world's time, `start_s` and `end_s` (hands that make no timed
+        moves note nothing)."""
 
     def look(self, blocks_moved: int) -> Look:
         """The tower now. Raises TowerFellError when it is down."""

@@ -57,6 +57,8 @@ class Player:
             turn.report.error = str(exc)
             exc.report = turn.report
             raise
+        finally:
+            self.hands.record_moves(None)   # moves after the turn are not the turn's
 
     def new_tower(self) -> None:
         """A new tower was built: nothing known of the old one's blocks holds."""

@@ -71,7 +71,7 @@ class TurnReport:
     def moving_s(self) -> float:
         """World time the hands spent in moves, grips and tares (the rest of the turn went to
         looking, choosing, planning, and the settling window)."""
-        return sum(m["end"] - m["start"] for m in self.moves)
+        return sum(m["end_s"] - m["start_s"] for m in self.moves)
 
     def gave_up(self, source, at: str, drawn_m: float, peak_force_n: float,
                 trace: list[tuple[float, float]] | None = None) -> None:

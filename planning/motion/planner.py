@@ -64,10 +64,12 @@ PLACE_SLOW_SPEED = 0.004
 LINE_STEP = 0.002        # Cartesian sampling of straight moves
 LINE_ACCEL = 0.1         # m/s^2, straight moves' speed-up and slow-down (0.13 N on the tool)
 # Straight moves that sense nothing go faster and speed up harder: moves away from a block the
-# fingertip pushed or the fingers let go (a probe's retreat, a back-off, the place's back-off and
-# lift) and the fingertip's unguarded approaches, which end CONTACT_LEAD short of the face; the
-# wrist's reading of the tool's own acceleration (0.4 N) would trip no guard there. The grasp's
-# approach is guarded (at 0.6 N), and the push home's retreat leaves a block just set down: both
+# fingertip pushed or the fingers let go (a probe's retreat, a back-off, the place's back-off, up
+# and out in one) and the fingertip's unguarded approaches to faces the cameras measured or the
+# place has just set down, which end CONTACT_LEAD short of the face; the wrist's reading of the
+# tool's own acceleration (0.4 N) would trip no guard there. The grasp's approach is guarded (the
+# controller's GRASP_GUARD_N), the approach of a push that puts a tested block back ends at a face
+# estimated from the probe's travel, and the push home's retreat leaves a block just set down: they
 # keep APPROACH_SPEED and LINE_ACCEL. An earlier try that ran the place's descent, back-off and
 # lift at the free pace and its push home at 20 mm/s left a block placed in a seed-1 match out of
 # its slot (which change did it was not isolated). The push home keeps 10 mm/s: at 15 mm/s its
@@ -133,15 +135,17 @@ class MotionPlanner:
     def push(self, q_start: np.ndarray, layer: int, slot: int, depth: float, *, tower_layers: int,
              end: int | None = None, protrusion: float = 0.0, speed: float = 0.002,
              guard_n: float | None = None, retreat: bool = True, shift: float = 0.0,
-             rise: float = 0.0, through: float = 0.0, gentle_retreat: bool = False) -> MotionPlan:
+             rise: float = 0.0, through: float = 0.0, gentle_approach: bool = False,
+             gentle_retreat: bool = False) -> MotionPlan:
         """Push the block at (layer, slot) from its `end` face (default: the back end, away from
         the arm) until that face is `depth` inside the tower's face plane. `protrusion` is how far
         the face sticks out now (measured), `shift` how far the block lies across the layer from
         its slot's centre and `rise` how far above its layer's nominal height. The guarded leg runs at
         `speed`. `through`: the tool must be able to
         go on that much further in a straight line (a probe whose block may then be pushed
-        through picks a tool pose that allows it). The retreat runs at the free pace, or the
-        gentle one if `gentle_retreat`."""
+        through picks a tool pose that allows it). The approach and the retreat run at the free
+        pace, or the gentle one if `gentle_approach` (a face whose place is only estimated) or
+        `gentle_retreat`."""
         end = -self.tower.front_end(layer) if end is None else end
         axis = self.tower.axis(layer)
         direction = -end * axis  # into the tower
@@ -164,9 +168,9 @@ class MotionPlanner:
         for tip, rotation, q in candidates:
             sign = 1.0 if self.arm.frames[tip].t[0] > 0 else -1.0
             try:
-                # unguarded, it ends CONTACT_LEAD short of the face: at the free pace
+                # unguarded, it ends CONTACT_LEAD short of the face
                 approach = self._line(rotation, start, touch, tip, q, contact=work,
-                                      **retreat_pace(gentle=False))
+                                      **retreat_pace(gentle_approach))
                 pushing = self._line(rotation, touch, finish, tip, approach.end, speed, work)
                 if through > 0:
                     self._line(rotation, finish, finish + direction * through, tip, pushing.end,
@@ -213,7 +217,7 @@ class MotionPlanner:
             inside = self.cell.blocks.length.mean - protrusion
             squeeze_at = grasp - into * max(inside - SQUEEZE_INSIDE, 0.0)
             out = grasp - into * (inside + PULL_CLEARANCE)
-            held = self.held_block(rotation.T @ into)
+            held = self.held_block(rotation.T @ into, raise_by)
             holding = _Contact(tower_layers, CONTACT_MARGIN, exempt=("held",), held=held)
             try:
                 approach = self._line(rotation, before, grasp, "grasp", q, APPROACH_SPEED, reach)
@@ -257,7 +261,8 @@ class MotionPlanner:
             grasp = centre + end * axis * (self.cell.blocks.length.mean / 2 - GRIP_DEPTH)
             rest = grasp + np.array([0.0, 0.0, 0.0005])
             hover = rest + np.array([0.0, 0.0, PLACE_HOVER])
-            slow = rest + np.array([0.0, 0.0, PLACE_SLOW])
+            # a block held above its centre line hangs lower: the slow part starts that much higher
+            slow = rest + np.array([0.0, 0.0, PLACE_SLOW + held.raised])
             carry = _Contact(layer, CONTACT_MARGIN, exempt=("held",), held=held)
             free = _Contact(layer, CONTACT_MARGIN)
             rotations = tool_poses.holding_orientations(into, np.asarray(held.direction))
@@ -308,12 +313,14 @@ class MotionPlanner:
         return MotionPlan("transit", (MoveStep("transit", self._transit(q_start, q_goal, tower_layers,
                                                                         held)),), held=held)
 
-    def held_block(self, direction) -> HeldBlock:
-        """The block as gripped GRIP_DEPTH from its end, its axis along `direction` (grasp frame)."""
+    def held_block(self, direction, raised: float = 0.0) -> HeldBlock:
+        """The block as gripped GRIP_DEPTH from its end, its axis along `direction` (grasp frame),
+        `raised` above its centre line."""
         b = self.cell.blocks
         d = np.asarray(direction, float)
         return HeldBlock(tuple(d / np.linalg.norm(d)), behind=GRIP_DEPTH,
-                         ahead=b.length.mean - GRIP_DEPTH - 0.002, radius=b.height.mean / 2)
+                         ahead=b.length.mean - GRIP_DEPTH - 0.002, radius=b.height.mean / 2,
+                         raised=raised)
 
     def _transit(self, q_start, q_goal, tower_layers, held=None) -> JointTrajectory:
         q_start, q_goal = np.asarray(q_start, float), np.asarray(q_goal, float)
@@ -454,8 +461,9 @@ class MotionPlanner:
 
 
 def retreat_pace(gentle: bool) -> dict:
-    """`speed` and `accel` of a straight move away from a block: the free pace, or the gentle one
-    near blocks that must not be disturbed."""
+    """`speed` and `accel` of a straight move that senses nothing (away from a block, or an
+    unguarded approach): the free pace, or the gentle one near blocks that must not be disturbed
+    or faces whose place is only estimated."""
     return dict(speed=APPROACH_SPEED, accel=LINE_ACCEL) if gentle else \
         dict(speed=FREE_SPEED, accel=FREE_ACCEL)
 

@@ -39,6 +39,7 @@ class ScriptedHands:
         self.steps: list[tuple] = []
         self.time = 0.0
         self.held: Slot | None = None
+        self.moves: list[dict] | None = None
 
     def now(self) -> float:
         self.time += 0.1
@@ -47,8 +48,15 @@ class ScriptedHands:
     def pulled_end(self, layer: int) -> int:
         return 1
 
-    def record_moves(self, into: list[dict]) -> None:
+    def record_moves(self, into: list[dict] | None) -> None:
         self.moves = into
+
+    def _moved(self, name: str, seconds: float) -> None:
+        """A move that took `seconds` of the scripted world's time, noted if a turn notes them."""
+        start = self.time
+        self.time += seconds
+        if self.moves is not None:
+            self.moves.append({"move": name, "start_s": start, "end_s": self.time})
 
     def look(self, blocks_moved: int) -> Look:
         self.steps.append(("look",))
@@ -74,6 +82,7 @@ class ScriptedHands:
 
     def pull(self, source) -> Pulled:
         self.steps.append(("pull", source))
+        self._moved("pull", 1.5)
         gave_up = self.script.pull(source)
         if gave_up is None:
             self.held = source
@@ -156,7 +165,7 @@ class Replay:
         self.time = 0.0
         self.pulled_end = recording.hands.pulled_end
 
-    def record_moves(self, into: list[dict]) -> None:
+    def record_moves(self, into: list[dict] | None) -> None:
         """A replay makes no moves to time."""
 
     def now(self) -> float:

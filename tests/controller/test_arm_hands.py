@@ -240,6 +240,6 @@ def test_each_move_grip_and_tare_is_recorded_with_its_device_times(planner, defa
     steps = [s.label for s in plan.steps]
     assert [m["move"] for m in moves if m["move"] != "tare"] == steps
     assert [m["move"] for m in moves].count("tare") == 2       # before each guarded move
-    assert all(m["end"] >= m["start"] for m in moves)
-    assert all(a["end"] <= b["start"] for a, b in zip(moves, moves[1:]))
-    assert moves[-1]["end"] == pytest.approx(arm.time, abs=1e-3)
+    assert all(m["end_s"] >= m["start_s"] for m in moves)
+    assert all(a["end_s"] <= b["start_s"] for a, b in zip(moves, moves[1:]))
+    assert moves[-1]["end_s"] == pytest.approx(arm.time, abs=1e-3)

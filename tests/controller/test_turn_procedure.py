@@ -44,6 +44,14 @@ def test_a_loose_block_is_probed_pushed_through_pulled_and_placed():
     assert hands.steps[6] == ("watch", RuleOptions().window_s)      # the rules' window, read
 
 
+def test_the_turn_notes_the_moves_the_hands_made_in_it_and_no_others():
+    p, hands = player()
+    report = p.play(1)
+    assert [m["move"] for m in report.moves] == ["pull"] and report.moving_s == pytest.approx(1.5)
+    hands.pull((5, 1))                  # after the turn: not the turn's
+    assert hands.moves is None and len(report.moves) == 1
+
+
 def test_a_tight_block_is_backed_out_of_and_another_tried():
     script = Script(feel=lambda source, guard: TIGHT if len(tried) < 2 else LOOSE)
     tried = []

@@ -1,5 +1,7 @@
 """Motion plans: within limits, straight where they must be, clear of the tower and the table."""
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -68,6 +70,10 @@ def test_guarded_moves_keep_the_gentle_ramp_and_moves_that_sense_nothing_go_fast
     for label in ("approach", "retreat"):        # unguarded, the approach ends short of the face
         fast = _peak_accel(planner, push_plan.step(label), tip)
         assert LINE_ACCEL * 1.5 < fast <= FREE_ACCEL * 1.5, label
+    # a face whose place is only estimated is approached gently
+    careful = planner.push(planner.arm.home, 7, 1, 0.0, tower_layers=TALL, end=1,
+                           protrusion=0.004, guard_n=1.0, gentle_approach=True, retreat=False)
+    assert _peak_accel(planner, careful.step("approach"), careful.frame) <= LINE_ACCEL * 1.5
 
 
 def test_push_moves_the_fingertip_straight_along_the_block_axis(planner, push_plan):
@@ -186,6 +192,17 @@ def test_a_probe_that_must_allow_a_push_through_checks_the_whole_line(planner):
     with pytest.raises(PlanError):
         planner.push(planner.arm.home, 7, 1, 0.005, tower_layers=TALL, guard_n=0.5, retreat=False,
                      through=1.0)
+
+
+def test_a_block_held_above_its_centre_line_starts_its_slow_set_down_that_much_higher(planner):
+    pull = planner.pull(planner.arm.home, 9, 0, 0.035, tower_layers=TALL)
+    raised = replace(pull.held, raised=0.005)
+    heights = []
+    for held in (pull.held, raised):
+        settle = planner.place(pull.q_end, 19, 2, held).step("settle").trajectory
+        heights.append(planner.arm.fk(settle.start, "grasp").t[2]
+                       - planner.arm.fk(settle.end, "grasp").t[2])
+    assert heights[1] - heights[0] == pytest.approx(0.005, abs=1e-4)
 
 
 def test_a_place_beside_a_neighbour_shifts_across_the_layer(planner):

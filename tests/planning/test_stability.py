@@ -2,10 +2,10 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from planning.stability import (BlockDims, _contact_patches, _convex_hull, _hull_margin, analyse,
-                                best_slot, block_centre, press_limit_n, push_limit_n,
-                                removal_margin)
-from planning.game.tower import TowerState
+from planning.stability import (BlockDims, _contact_patches, _convex_hull, _hull_margin,
+                                _interface_hull, analyse, best_slot, block_centre, press_limit_n,
+                                push_limit_n, removal_margin)
+from planning.game.tower import TowerState, layer_axis
 
 DIMS = BlockDims(0.075, 0.025, 0.015)
 
@@ -162,21 +162,53 @@ def test_the_press_limit_is_where_the_weighted_centre_reaches_a_support_edge(hol
         assert not tips(0.98 * limit) and tips(1.02 * limit)
 
 
+def _margin_by_hand(point, points) -> float:
+    """Signed distance (m) from `point` to the convex hull of `points`, edge by edge in plain
+    Python: positive inside."""
+    hull = _convex_hull(np.asarray(points))
+    if len(hull) < 3:
+        a, b = hull[0], hull[-1]
+        t = 0.0 if np.allclose(a, b) else min(max((point - a) @ (b - a) / ((b - a) @ (b - a)), 0), 1)
+        return -float(np.linalg.norm(point - (a + t * (b - a))))
+    inside, nearest = True, np.inf
+    for k in range(len(hull)):
+        a, b = hull[k], hull[(k + 1) % len(hull)]
+        edge = b - a
+        if edge[0] * (point[1] - a[1]) - edge[1] * (point[0] - a[0]) < 0:
+            inside = False
+        t = min(max((point - a) @ edge / (edge @ edge), 0.0), 1.0)
+        nearest = min(nearest, float(np.linalg.norm(point - (a + t * edge))))
+    return nearest if inside else -nearest
+
+
 def _interface_margins_by_hand(tower_state, dims, offsets):
-    """The interfaces' margins (mm) straight from the definition, nothing cached or shared."""
+    """The interfaces' margins (mm) straight from the definition, nothing cached or shared; the
+    top layer's blocks each balance on their own too."""
     blocks = [(lay, s, offsets.get((lay, s), 0.0)) for lay, s in tower_state.blocks()]
     margins = {}
     for interface in range(tower_state.top_layer):
         above = [b for b in blocks if b[0] > interface]
         patches = _contact_patches(dims, blocks, interface)
         com = np.mean([block_centre(dims, *b) for b in above], axis=0)
-        margins[interface] = (_hull_margin(com, _convex_hull(np.concatenate(patches))) * 1000.0
+        margins[interface] = (_margin_by_hand(com, np.concatenate(patches)) * 1000.0
                               if patches else -np.inf)
+    top = tower_state.top_layer
+    for block in (b for b in blocks if b[0] == top and top > 1):
+        below = [b for b in blocks if b[0] == top - 1] + [block]
+        patches = _contact_patches(dims, below, top - 1)
+        centre = block_centre(dims, *block)
+        own = _margin_by_hand(centre, np.concatenate(patches)) if patches else -np.inf
+        if own > 0:
+            k = 0 if layer_axis(block[0]) == "x" else 1
+            along = np.concatenate(patches)[:, k]
+            own = min(centre[k] - along.min(), along.max() - centre[k])
+        margins[top - 1] = min(margins[top - 1], own * 1000.0)
     return margins
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.lists(st.sampled_from([(1, 1, 1), (0, 1, 0), (1, 0, 1), (1, 1, 0), (0, 1, 1), (0, 0, 1)]),
+@given(st.lists(st.sampled_from([(1, 1, 1), (0, 1, 0), (1, 0, 1), (1, 1, 0), (0, 1, 1), (0, 0, 1),
+                                 (1, 0, 0)]),
                 min_size=2, max_size=12),
        st.lists(st.floats(-0.02, 0.02), min_size=36, max_size=36))
 def test_the_cached_interfaces_give_the_margins_of_the_definition(rows, shifts):
@@ -188,6 +220,23 @@ def test_the_cached_interfaces_give_the_margins_of_the_definition(rows, shifts):
     for offs in (offsets, {}, {k: -v for k, v in offsets.items()}):
         report = analyse(state, DIMS, offs)
         expected = _interface_margins_by_hand(state, DIMS, offs)
+        assert report.margins_mm.keys() == expected.keys()
         for interface, margin in expected.items():
-            if interface != state.top_layer - 1:       # the top layer's own balance comes in too
-                assert report.margins_mm[interface] == pytest.approx(margin, abs=1e-6)
+            assert report.margins_mm[interface] == pytest.approx(margin, abs=1e-6)
+
+
+def test_a_support_that_is_only_a_line_gives_a_negative_margin():
+    """A block pushed a whole length along its axis (less a tenth of a nanometre) meets the block
+    under it along an edge only: no area to stand on."""
+    state = tower((1, 1, 1), (1, 0, 0), (0, 1, 0))
+    offsets = {(3, 1): -DIMS.length + 1e-10}
+    blocks = [(lay, s, offsets.get((lay, s), 0.0)) for lay, s in state.blocks()]
+    assert len(_convex_hull(np.concatenate(_contact_patches(DIMS, blocks, 2)))) == 2
+    report = analyse(state, DIMS, offsets)
+    assert report.margins_mm[2] < 0
+
+
+def test_a_cached_support_cannot_be_changed_by_whoever_reads_it():
+    hull = _interface_hull(DIMS, 1, ((0, 0.0), (1, 0.0), (2, 0.0)), ((0, 0.0), (1, 0.0), (2, 0.0)))
+    with pytest.raises(ValueError):
+        hull[0, 0] = 1.0
