@@ -22,8 +22,8 @@ from controller.turn.settling import WindowEnd, watch_settling
 from firmware_bridge.client import MotionOutcome, MotionResult
 from perception.observation import PerceptionError, TowerObservation
 from planning.looseness import ProbeOutcome
-from planning.motion.planner import (PULL_SPEED, PUSH_THROUGH, STANDOFF, MotionPlanner,
-                                     retreat_pace)
+from planning.motion.paces import PULL_SPEED, retreat_pace
+from planning.motion.planner import PUSH_THROUGH, STANDOFF, MotionPlanner
 from planning.motion.plans import ForceGuard, GripStep, MotionPlan, MoveStep
 from planning.policies import Policy
 from planning.game.rules import RuleOptions

@@ -22,6 +22,10 @@ from planning.game.cell.model import Cell
 from planning.collision import CollisionChecker, describe
 from planning.kinematics import ArmModel, HeldBlock, IKError
 from planning.motion import tool_poses
+from planning.motion.paces import (APPROACH_SPEED, FREE_ACCEL, HELD_TRANSIT_SPEED_SCALE,
+                                   LINE_ACCEL, PLACE_SLOW_SPEED, PLACE_SPEED, PULL_SPEED,
+                                   PUSH_HOME_SPEED, TRANSIT_SPEED_SCALE, ramped_durations,
+                                   retreat_pace)
 from planning.motion.plans import ForceGuard, GripStep, MotionPlan, MoveStep, PlanError
 from planning.motion.rrt import plan_path
 from planning.motion.trajectory import JointTrajectory, TrajectoryError, time_path
@@ -55,33 +59,8 @@ PROBE_TABLE_CLEARANCE = 0.006  # the fingertip rod pushes no lower than this abo
 TRANSIT_MARGIN = 0.02    # everything, away from the tower during transits
 CONTACT_MARGIN = 0.008   # arm and body, away from the tower while the tool works at it
 FINGER_MARGIN = 0.003    # fingers, while they hold a block at the tower face
-# Speeds (m/s) and resolution.
-APPROACH_SPEED = 0.03
-PULL_SPEED = 0.03
-PLACE_SPEED = 0.04
-PUSH_HOME_SPEED = 0.01
-PLACE_SLOW_SPEED = 0.004
 LINE_STEP = 0.002        # Cartesian sampling of straight moves
-LINE_ACCEL = 0.1         # m/s^2, straight moves' speed-up and slow-down (0.13 N on the tool)
-# Straight moves that sense nothing go faster and speed up harder: moves away from a block the
-# fingertip pushed or the fingers let go (a probe's retreat, a back-off, the place's back-off, up
-# and out in one) and the fingertip's unguarded approaches to faces the cameras measured or the
-# place has just set down, which end CONTACT_LEAD short of the face; the wrist's reading of the
-# tool's own acceleration (0.4 N) would trip no guard there. The grasp's approach is guarded (the
-# controller's GRASP_GUARD_N), the approach of a push that puts a tested block back ends at a face
-# estimated from the probe's travel, and the push home's retreat leaves a block just set down: they
-# keep APPROACH_SPEED and LINE_ACCEL. An earlier try that ran the place's descent, back-off and
-# lift at the free pace and its push home at 20 mm/s left a block placed in a seed-1 match out of
-# its slot (which change did it was not isolated). The push home keeps 10 mm/s: at 15 mm/s its
-# first waypoint's step in speed read 0.2-0.3 N on the wrist, and tripped a 0.3 N guard as it
-# started (seed 5).
-FREE_SPEED = 0.06
-FREE_ACCEL = 0.3
 MAX_JOINT_STEP = 0.15    # rad between line samples; more means IK jumped branches
-TRANSIT_SPEED_SCALE = 0.75
-# Carrying a block, transits keep to half speed: at that speed a block once turned over in the grip
-# on the way to the top (docs/turn.md).
-HELD_TRANSIT_SPEED_SCALE = 0.5
 PLACE_GUARD_N = 3.0
 
 
@@ -431,7 +410,7 @@ class MotionPlanner:
         waypoints = np.array(qs[1:])
         if len(waypoints) < 2:
             waypoints = np.vstack([waypoints, waypoints])
-        return self._timed(waypoints, 1.0, _ramped_durations(length, n, speed, accel))
+        return self._timed(waypoints, 1.0, ramped_durations(length, n, speed, accel))
 
     def _timed(self, waypoints, speed_scale, min_durations=None) -> JointTrajectory:
         arm = self.cell.arm
@@ -458,26 +437,6 @@ class MotionPlanner:
             # Guard against the table's reaction: straight up in the world, in tool coordinates.
             direction = tuple(float(v) for v in np.asarray(world_up).T @ np.array([0.0, 0.0, 1.0]))
         return ForceGuard(direction, float(threshold_n))
-
-
-def retreat_pace(gentle: bool) -> dict:
-    """`speed` and `accel` of a straight move that senses nothing (away from a block, or an
-    unguarded approach): the free pace, or the gentle one near blocks that must not be disturbed
-    or faces whose place is only estimated."""
-    return dict(speed=APPROACH_SPEED, accel=LINE_ACCEL) if gentle else \
-        dict(speed=FREE_SPEED, accel=FREE_ACCEL)
-
-
-def _ramped_durations(length: float, n: int, speed: float, accel: float) -> np.ndarray:
-    """Durations of the n equal segments of a straight move that starts and stops at `accel`
-    (LINE_ACCEL for a move that senses force).
-    The device interpolates between waypoints, so each segment's speed is a step, and the wrist
-    sensor feels every jolt as the tool's mass times its acceleration: recorded pulls read up to
-    1.8 N in their first fifth, against under 0.5 N of drag from a loose block."""
-    step = length / n
-    mid = (np.arange(n) + 0.5) * step
-    ramp = np.sqrt(2 * accel * np.minimum(mid, length - mid))
-    return step / np.minimum(speed, ramp)
 
 
 def _near(qs, a, b, tol=0.02) -> np.ndarray:

@@ -6,8 +6,9 @@ import numpy as np
 import pytest
 
 from planning.game.cell import parse_cell
-from planning.motion.planner import (FREE_ACCEL, LINE_ACCEL, PLACE_OVERHANG, PUSH_THROUGH,
-                                     SQUEEZE_INSIDE, TRANSIT_MARGIN, MotionPlanner)
+from planning.motion.paces import FREE_ACCEL, LINE_ACCEL
+from planning.motion.planner import (PLACE_OVERHANG, PUSH_THROUGH, SQUEEZE_INSIDE, TRANSIT_MARGIN,
+                                     MotionPlanner)
 from planning.motion.plans import GripStep, PlanError
 from planning.game.tower import layer_axis
 
