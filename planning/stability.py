@@ -66,14 +66,9 @@ def _footprint(dims: BlockDims, layer: int, slot: int, offset: float) -> tuple[n
 def analyse(tower: TowerState, dims: BlockDims,
             offsets: dict[tuple[int, int], float] | None = None) -> StabilityReport:
     """Margins of every interface of `tower` (blocks moved along their axes by `offsets`, m)."""
-    offsets = offsets or {}
-    blocks = [(layer, slot, offsets.get((layer, slot), 0.0)) for layer, slot in tower.blocks()]
-    layers = _by_layer(blocks)
-    margins = {}
-    for interface, com, _ in _coms_above(dims, layers, tower.top_layer):
-        hull = _interface_hull(dims, interface, layers.get(interface, ()),
-                               layers.get(interface + 1, ()))
-        margins[interface] = _hull_margin(com, hull) * 1000.0 if hull is not None else -np.inf
+    layers = _by_layer(tower, offsets or {})
+    margins = {interface: _hull_margin(com, hull) * 1000.0 if hull is not None else -np.inf
+               for interface, hull, com, _ in _supports(dims, layers, tower.top_layer)}
     # A block of the top layer carries nothing that would hold it down: it must balance on its
     # own, whatever the rest of its layer does (an overhanging top block tips off alone). Across
     # its width the layer below always spans it; along its axis its supports may not.
@@ -86,12 +81,22 @@ def analyse(tower: TowerState, dims: BlockDims,
     return StabilityReport(float(margins[weakest]), weakest, margins)
 
 
-def _by_layer(blocks) -> dict[int, tuple[tuple[int, float], ...]]:
+def _by_layer(tower: TowerState, offsets: dict) -> dict[int, tuple[tuple[int, float], ...]]:
     """Each layer's blocks as (slot, offset) pairs, in slot order: a layer's key for the caches."""
     layers: dict[int, list[tuple[int, float]]] = {}
-    for layer, slot, offset in blocks:
-        layers.setdefault(layer, []).append((slot, float(offset)))
+    for layer, slot in tower.blocks():
+        layers.setdefault(layer, []).append((slot, float(offsets.get((layer, slot), 0.0))))
     return {layer: tuple(sorted(found)) for layer, found in layers.items()}
+
+
+def _supports(dims: BlockDims, layers: dict, below_layer: int):
+    """For each interface under `below_layer` that carries something, bottom up: the interface,
+    its support's hull (None when nothing rests on it), and the centre of mass (x, y) and count of
+    the blocks above it."""
+    for interface, com, count in _coms_above(dims, layers, below_layer):
+        hull = _interface_hull(dims, interface, layers.get(interface, ()),
+                               layers.get(interface + 1, ()))
+        yield interface, hull, com, count
 
 
 def _coms_above(dims: BlockDims, layers: dict, below_layer: int):
@@ -275,11 +280,7 @@ def _loads_below(tower: TowerState, dims: BlockDims, layer: int, offsets: dict, 
     """For each interface under `layer`, bottom up: the interface, the convex hull of its support
     (None when nothing of the tower above rests on it), and the centre of mass (x, y) and weight
     (N) of everything above it."""
-    blocks = [(lay, slot, offsets.get((lay, slot), 0.0)) for lay, slot in tower.blocks()]
-    layers = _by_layer(blocks)
-    for interface, com, count in _coms_above(dims, layers, layer):
-        hull = _interface_hull(dims, interface, layers.get(interface, ()),
-                               layers.get(interface + 1, ()))
+    for interface, hull, com, count in _supports(dims, _by_layer(tower, offsets), layer):
         yield interface, hull, com, count * dims.mass * g
 
 
