@@ -18,7 +18,7 @@ from controller.turn.checks import (drag_was_a_spike, end_protrusion, placement_
 from controller.turn.procedure import Player
 from controller.turn.hands import Felt, GaveUp, Look, PlaceOrder, Pulled, Pushed, Slot, Trace
 from controller.turn.report import TowerFellError, TurnError
-from controller.turn.settling import WindowEnd, watch_settling
+from controller.turn.settling import WATCH_EVERY_S, WindowEnd, watch_settling
 from firmware_bridge.client import MotionOutcome, MotionResult
 from perception.observation import PerceptionError, TowerObservation
 from planning.looseness import ProbeOutcome
@@ -30,8 +30,10 @@ from planning.game.rules import RuleOptions
 from planning.stability import BlockDims
 
 PROBE_DEPTH = 0.005          # a test push moves the block at most this far
-PROBE_SPEED = 0.002          # m/s
-PUSH_SPEED = 0.015           # push-through and push back home
+# m/s. Loose blocks of a seed-1 tower peak at the same force tested at 2 or 5 mm/s
+# (hardware/sim/bench_hands.py); at 5 mm/s the fingertip's spring adds 0.01 N a telemetry tick.
+PROBE_SPEED = 0.005
+PUSH_SPEED = 0.02            # push-through and push back home
 # A pull that needs more than this drags the tower: in 23 legal pulls of the simulated cell the
 # drag peaked at 0.6-1.8 N (start transients included) with medians under 0.5 N; the one pull that
 # toppled the tower ran at a median of 1.6 N and 2.6 N at its 90th percentile. A guard at 2 N also
@@ -73,6 +75,7 @@ class ArmHands:
         self.layers = link.cell.blocks.layers         # the tower's layers at the last look
         self._at_block: tuple[Slot, MotionPlan] | None = None   # a probe's fingertip at its block
         self._pull: MotionPlan | None = None          # the pull that holds the block
+        self._window_look: TowerObservation | None = None   # the look that closed a window
 
     def now(self) -> float:
         return self.arm.device_time()
@@ -86,7 +89,14 @@ class ArmHands:
     # --- seeing -------------------------------------------------------------------------------
 
     def look(self, blocks_moved: int) -> Look:
-        obs = self.link.observe().observation
+        """The cameras' look at the tower. The look that closed the last settling window is
+        taken again if it is at most WATCH_EVERY_S old (the watch's own pace): the arm stood
+        home and nothing touched the tower since, so a solo turn starts moving at once."""
+        closing, self._window_look = self._window_look, None
+        if closing is not None and self.now() - closing.time <= WATCH_EVERY_S:
+            obs = closing
+        else:
+            obs = self.link.observe().observation
         if obs.fell:
             raise TowerFellError("the tower has fallen")
         self.planner.set_tower(self.planner.tower.measured(obs.pose))
@@ -99,6 +109,7 @@ class ArmHands:
         settled = watch_settling(self.link, released_at, window_s)
         if settled.end is WindowEnd.FELL:
             return None
+        self._window_look = settled.seen
         try:
             return look_from(settled.seen, blocks_moved)
         except PerceptionError as exc:

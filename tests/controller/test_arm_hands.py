@@ -3,6 +3,7 @@
 feels for a turned block; a pull that drags the tower lets the block go and backs away; a knock
 does not."""
 
+from dataclasses import replace
 from types import SimpleNamespace
 
 import numpy as np
@@ -243,3 +244,34 @@ def test_each_move_grip_and_tare_is_recorded_with_its_device_times(planner, defa
     assert all(m["end_s"] >= m["start_s"] for m in moves)
     assert all(a["end_s"] <= b["start_s"] for a, b in zip(moves, moves[1:]))
     assert moves[-1]["end_s"] == pytest.approx(arm.time, abs=1e-3)
+
+
+class LookingLink:
+    """A link whose cameras see an 18-story tower, each look stamped with the arm's clock."""
+
+    def __init__(self, arm, cell):
+        self.arm, self.cell, self.forces, self.looks = arm, cell, Recorder(arm), []
+
+    def observe(self, after=None):
+        self.looks.append(self.arm.time)
+        full = {(layer, slot): True for layer in range(1, 19) for slot in range(3)}
+        return SimpleNamespace(observation=replace(observation([], full), time=self.arm.time))
+
+
+def test_the_look_that_closed_the_window_starts_the_next_turn_when_nothing_came_between(
+        planner, default_cell):
+    arm = RecordingArm(planner.arm.home)
+    link = LookingLink(arm, default_cell)
+    hands = ArmHands(link, planner)
+    final = hands.watch(released_at=0.0, window_s=10.0, blocks_moved=1)
+    looks = len(link.looks)
+    assert final.tower.top_layer == 18
+    assert hands.look(1).tower.top_layer == 18 and len(link.looks) == looks   # no new look
+    # one look serves once; a look older than the watch's pace is not taken again
+    hands.look(1)
+    assert len(link.looks) == looks + 1
+    hands.watch(released_at=arm.time, window_s=10.0, blocks_moved=1)
+    arm.time += 2.0                       # the match's next player had their turn
+    looks = len(link.looks)
+    hands.look(1)
+    assert len(link.looks) == looks + 1
