@@ -30,10 +30,8 @@ from planning.game.rules import RuleOptions
 from planning.stability import BlockDims
 
 PROBE_DEPTH = 0.005          # a test push moves the block at most this far
-# m/s. Loose blocks of a seed-1 tower peak at the same force tested at 2 or 5 mm/s
-# (hardware/sim/bench_hands.py); at 5 mm/s the fingertip's spring adds 0.01 N a telemetry tick.
-PROBE_SPEED = 0.005
-PUSH_SPEED = 0.02            # push-through and push back home
+PROBE_SPEED = 0.002          # m/s
+PUSH_SPEED = 0.015           # push-through and push back home
 # A pull that needs more than this drags the tower: in 23 legal pulls of the simulated cell the
 # drag peaked at 0.6-1.8 N (start transients included) with medians under 0.5 N; the one pull that
 # toppled the tower ran at a median of 1.6 N and 2.6 N at its 90th percentile. A guard at 2 N also
@@ -93,7 +91,7 @@ class ArmHands:
         taken again if it is at most WATCH_EVERY_S old (the watch's own pace): the arm stood
         home and nothing touched the tower since, so a solo turn starts moving at once."""
         closing, self._window_look = self._window_look, None
-        if closing is not None and self.now() - closing.time <= WATCH_EVERY_S:
+        if closing is not None and 0.0 <= self.now() - closing.time <= WATCH_EVERY_S:
             obs = closing
         else:
             obs = self.link.observe().observation
@@ -109,11 +107,12 @@ class ArmHands:
         settled = watch_settling(self.link, released_at, window_s)
         if settled.end is WindowEnd.FELL:
             return None
-        self._window_look = settled.seen
         try:
-            return look_from(settled.seen, blocks_moved)
+            seen = look_from(settled.seen, blocks_moved)
         except PerceptionError as exc:
             raise TurnError(str(exc)) from exc
+        self._window_look = settled.seen
+        return seen
 
     # --- the fingertip ------------------------------------------------------------------------
 

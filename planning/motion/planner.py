@@ -25,7 +25,7 @@ from planning.kinematics import ArmModel, HeldBlock, IKError
 from planning.motion import tool_poses
 from planning.motion.paces import (APPROACH_SPEED, FREE_ACCEL, HELD_TRANSIT_SPEED_SCALE,
                                    LINE_ACCEL, PLACE_SLOW_SPEED, PLACE_SPEED, PULL_SPEED,
-                                   PUSH_HOME_SPEED, TRANSIT_SPEED_SCALE, ramped_samples,
+                                   PUSH_HOME_SPEED, TRANSIT_SPEED_SCALE, ramped_durations,
                                    retreat_pace)
 from planning.motion.plans import ForceGuard, GripStep, MotionPlan, MoveStep, PlanError
 from planning.motion.rrt import plan_path
@@ -413,17 +413,10 @@ class MotionPlanner:
                     contact.fine_margin)))
         if stopped is not None:
             raise PlanError(stopped)
-        samples = np.array(qs[1:])
-        if len(samples) < 2:
-            return self._timed(np.vstack([samples, samples]), 1.0)
-        # The speed-ups are sampled finer than the IK was solved: the joints between two solved
-        # samples 2 mm apart are interpolated (the tool strays from the line by 2 um at most on the
-        # pulls of three blocks).
-        s, t = ramped_samples(length, LINE_STEP, speed, accel)
-        solved = np.linspace(0.0, length, len(samples))
-        waypoints = np.column_stack([np.interp(s, solved, samples[:, j])
-                                     for j in range(samples.shape[1])])
-        return self._timed(waypoints, 1.0, np.diff(t))
+        waypoints = np.array(qs[1:])
+        if len(waypoints) < 2:
+            waypoints = np.vstack([waypoints, waypoints])
+        return self._timed(waypoints, 1.0, ramped_durations(length, n, speed, accel))
 
     def _timed(self, waypoints, speed_scale, min_durations=None) -> JointTrajectory:
         arm = self.cell.arm

@@ -271,7 +271,7 @@ def test_the_look_that_closed_the_window_starts_the_next_turn_when_nothing_came_
     hands.look(1)
     assert len(link.looks) == looks + 1
     hands.watch(released_at=arm.time, window_s=10.0, blocks_moved=1)
-    arm.time += 2.0                       # the match's next player had their turn
+    arm.time += 2.0                       # the turn began later than the window's pace
     looks = len(link.looks)
     hands.look(1)
     assert len(link.looks) == looks + 1

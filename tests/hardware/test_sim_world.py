@@ -77,30 +77,6 @@ def test_joint_servos_track_a_new_target(world, fresh):
     assert np.max(np.abs(world.joint_positions() - target)) < np.radians(0.1)
 
 
-def test_the_drives_follow_a_transit_well_inside_the_firmwares_tracking_limit(world, fresh,
-                                                                             planner):
-    """The firmware writes a set-point every control tick; the simulated drives feed its speed
-    forward, so a transit at three quarters of the joints' speed limits does not trail by most of
-    the 0.15 rad at which the firmware faults (without it, 0.12 rad on this one)."""
-    from firmware_bridge.device.hardware import DeviceConfig
-    from hardware.sim.virtual_firmware import SimHardware
-    world.restore(fresh)
-    drive = SimHardware(world)
-    transit = planner.push(planner.arm.home, 16, 1, 0.005, tower_layers=19, guard_n=0.5
-                           ).step("transit").trajectory
-    world.place_arm(transit.positions[0])
-    tick = 1.0 / DeviceConfig.control_hz
-    steps = max(1, round(tick / world.timestep))
-    start, lag = world.time, 0.0
-    while world.time - start < transit.times[-1] + 0.2:
-        setpoint = transit.sample(world.time - start)
-        drive.command_joints(setpoint)
-        world.step(steps)
-        lag = max(lag, float(np.max(np.abs(world.joint_positions() - setpoint))))
-    assert lag < 0.05
-    assert np.max(np.abs(world.joint_positions() - transit.positions[-1])) < np.radians(0.1)
-
-
 def test_wrist_sensor_reads_the_tool_weight_with_noise(world, fresh, default_cell):
     world.restore(fresh)
     world.place_arm(np.array(default_cell.arm.home))
