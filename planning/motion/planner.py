@@ -324,7 +324,7 @@ class MotionPlanner:
         # simulated cell (seed 3) the shoulder fell 0.33 rad behind its set-point, every motor but
         # the last at its torque limit, and the firmware stopped the arm on a TRACKING fault.
         scale = TRANSIT_SPEED_SCALE if held is None else HELD_TRANSIT_SPEED_SCALE
-        legs = [self._timed(_densify([a, b], 0.05), scale) for a, b in zip(path[:-1], path[1:])]
+        legs = [self._timed(_densify(a, b, 0.05), scale) for a, b in zip(path[:-1], path[1:])]
         return reduce(JointTrajectory.then, legs)
 
     # --- building blocks ----------------------------------------------------------------------
@@ -452,14 +452,10 @@ def _near(qs, a, b, tol=0.02) -> np.ndarray:
     return (np.max(np.abs(qs - a), axis=1) < tol) | (np.max(np.abs(qs - b), axis=1) < tol)
 
 
-def _densify(path, max_step) -> np.ndarray:
-    points = [path[0]]
-    for a, b in zip(path[:-1], path[1:]):
-        n = max(1, int(np.ceil(np.max(np.abs(b - a)) / max_step)))
-        points += [a + (b - a) * (i / n) for i in range(1, n + 1)]
-    if len(points) == 1:
-        points.append(points[0])
-    return np.array(points)
+def _densify(a, b, max_step) -> np.ndarray:
+    """The straight joint line from a to b in steps of at most `max_step` (rad), both ends in."""
+    n = max(1, int(np.ceil(np.max(np.abs(b - a)) / max_step)))
+    return np.array([a + (b - a) * (i / n) for i in range(n + 1)])
 
 
 def _relabel(step, prefix):
