@@ -262,6 +262,9 @@ class MatchRunner:
         self._emit("place", player=self.person.name, t=placed, seen=move.to_json())
         self.say(f"person took {slot_name(*move.source)} -> "
                  + (slot_name(*move.target) if move.target else "the top, laid across"))
+        for key, shift_mm in sorted(move.unsure_mm.items()):
+            self._emit("note", text=f"referee, not called: {slot_name(*key)} read {shift_mm:.1f} mm "
+                                    f"from where it was, but not by the same cameras both times")
         for violation, counts in calls_of_one_move(move.violations):
             self.say(f"referee: {violation.message}")
             if counts:

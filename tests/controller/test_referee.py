@@ -9,11 +9,14 @@ from planning.game.rules import RuleOptions, Violation, ViolationCode
 POSE = TowerPose(0.5, 0.0, 0.785, 0.01499)
 
 
-def seen(slots: dict[tuple[int, int], int], protrusions=None, out_of_place=(), fell=False):
-    """An observation: `slots` maps (layer, slot) to the block read there; `protrusions` in mm."""
-    protrusions = protrusions or {}
+def seen(slots: dict[tuple[int, int], int], protrusions=None, out_of_place=(), fell=False,
+         cameras=None):
+    """An observation: `slots` maps (layer, slot) to the block read there; `protrusions` in mm;
+    `cameras`: the cameras that read a slot's marker, where not both."""
+    protrusions, cameras = protrusions or {}, cameras or {}
     blocks = [BlockObservation(block, layer, slot, 1, (0.0, 0.0, 0.0), 0.0,
-                               protrusions.get((layer, slot), 0.0) / 1000, ("left",))
+                               protrusions.get((layer, slot), 0.0) / 1000,
+                               cameras.get((layer, slot), ("left", "right")))
               for (layer, slot), block in slots.items()]
     return TowerObservation(0.0, POSE, 0.0, 0.1, blocks, {k: True for k in slots},
                             out_of_place=list(out_of_place), fell=fell)
@@ -80,6 +83,29 @@ def test_a_shift_the_cameras_cannot_be_sure_of_is_not_called():
     after = seen(moved(FRESH, (5, 1), (19, 1)), protrusions={(7, 2): 1.5, (8, 0): 2.0})
     move = judge_seen_move(seen(FRESH), after)
     assert move.displaced_mm == {(8, 0): 2.0} and codes(move) == [ViolationCode.TESTED_BLOCK_DISPLACED]
+
+
+def test_a_shift_read_by_other_cameras_in_the_two_looks_is_noted_not_called():
+    # one camera alone misreads a block lying beside its slot's line by millimetres; the same
+    # cameras both times cancel that, a change of cameras does not
+    before = seen(FRESH, cameras={(7, 2): ("right",), (9, 1): ("right",)})
+    after = seen(moved(FRESH, (5, 1), (19, 1)), protrusions={(7, 2): 5.0, (9, 1): 4.0},
+                 cameras={(9, 1): ("right",)})
+    move = judge_seen_move(before, after)
+    assert move.unsure_mm == {(7, 2): 5.0} and move.displaced_mm == {(9, 1): 4.0}
+    assert codes(move) == [ViolationCode.TESTED_BLOCK_DISPLACED]
+    assert move.to_json()["unsure_mm"] == {"7.2": 5.0}
+
+
+def test_top_blocks_are_not_tested_blocks():
+    # the top layer and the highest complete one are no source: a block set down on them may
+    # shove them, and a player may align them
+    started = moved(FRESH, (5, 1), (19, 1))
+    after = seen(moved(started, (6, 0), (19, 0)), protrusions={(18, 2): 3.0, (19, 1): 3.0, (17, 0): 3.0})
+    move = judge_seen_move(seen(started), after, blocks_moved=1)
+    assert move.displaced_mm == {(17, 0): 3.0, (18, 2): 3.0, (19, 1): 3.0}
+    assert [v.message for v in move.violations] == [
+        "tested block at layer 17 slot 0 left 3.0 mm out of position (tolerance 1 mm)"]
 
 
 def test_under_no_testing_a_block_moved_and_not_taken_is_called():

@@ -82,6 +82,17 @@ def test_tested_block_must_be_restored_within_tolerance():
     assert check_tested_blocks(moved, (7, 1), RuleOptions(displaced_tolerance_mm=5)) == []
 
 
+def test_top_blocks_left_out_are_no_tested_blocks():
+    # 18 full layers: 18 is the highest complete one, no source, so nobody tests its blocks
+    moved = {(17, 0): 2.5, (18, 1): 2.5}
+    found = check_tested_blocks(moved, None, tower=FRESH)
+    assert [v.message.split(" left")[0] for v in found] == ["tested block at layer 17 slot 0"]
+    started = FRESH.with_block(19, 1)       # a layer begun above: 18 is still the highest complete
+    moved[(19, 1)] = 4.0
+    assert len(check_tested_blocks(moved, None, tower=started)) == 1
+    assert len(check_tested_blocks(moved, None)) == 3
+
+
 def test_allow_leave_displaced_only_when_restoring_would_topple():
     moved = {(6, 1): 3.0}
     leave = RuleOptions(allow_leave_displaced=True)

@@ -129,14 +129,19 @@ def check_move(tower: TowerState, source: tuple[int, int], target: tuple[int, in
 
 def check_tested_blocks(displacements_mm: dict[tuple[int, int], float], taken: tuple[int, int] | None,
                         options: RuleOptions = RuleOptions(),
-                        restoring_would_topple: frozenset[tuple[int, int]] = frozenset()
-                        ) -> list[Violation]:
+                        restoring_would_topple: frozenset[tuple[int, int]] = frozenset(),
+                        tower: TowerState | None = None) -> list[Violation]:
     """Tested blocks left out of position. `displacements_mm` maps each touched block to how far it
     sits from where it was; the block taken is exempt. With `allow_leave_displaced`, a block whose
-    restoring would topple the tower (as the caller judged) may stay."""
+    restoring would topple the tower (as the caller judged) may stay. Given the `tower` the turn
+    began with, the top blocks are exempt too: those of the highest complete layer and above are
+    no block anyone may take, so nobody tests them, and RULES.md lets a player align them (a block
+    set down on top shoves the ones it lands on)."""
     violations = []
     for block, displaced_mm in sorted(displacements_mm.items()):
         if block == taken or displaced_mm <= options.displaced_tolerance_mm:
+            continue
+        if tower is not None and block[0] >= tower.highest_complete_layer:
             continue
         if options.allow_leave_displaced and block in restoring_would_topple:
             continue
