@@ -101,6 +101,7 @@ class Perception:
         when they are known, from the cell's nominal tower (every height) when not."""
         self._standing = None
         self.layers = layers
+        self.estimator.forget()
         x, y = self.cell.tower.position
         self.pose = pose or TowerPose(x, y, self.cell.tower.yaw, self.model.nominal_pitch)
         self.settle = SettleWatch()

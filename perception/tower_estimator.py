@@ -71,6 +71,14 @@ class TowerEstimator:
         self.cameras = {c.name: c for c in cameras}
         self.max_layers = max_layers
         self._face_cache: dict[tuple, FaceTable] = {}
+        # How far across its slot's axis (m) each marker lay in the last fit in which both
+        # cameras read it, by (marker, layer, slot): a marker one camera reads is placed on the
+        # axis plane moved that far (see `_on_axis_planes`).
+        self.beside: dict[tuple[int, int, int], float] = {}
+
+    def forget(self) -> None:
+        """A new tower stands there: what was known of the old one's blocks no longer holds."""
+        self.beside.clear()
 
     # --- the whole fit ------------------------------------------------------------------------
 
@@ -96,7 +104,16 @@ class TowerEstimator:
             measurements = self._measure(matched, pose)
         residual = self._residual(measurements, pose)
         measurements = [self._with_normal(m) for m in measurements]
+        self._remember_beside(measurements, pose)
         return TowerFit(pose, pose.tilt_deg, measurements, unassigned, residual * 1000)
+
+    def _remember_beside(self, measurements: list[FaceMeasurement], pose: TowerPose) -> None:
+        both = [m for m in measurements if len(m.cameras) >= 2]
+        if not both:
+            return
+        centres = pose.to_tower(np.array([m.centre for m in both]))
+        for m, c in zip(both, centres):
+            self.beside[(m.marker, m.face.layer, m.face.slot)] = float((c - m.face.centre) @ m.face.across)
 
     def blocks(self, fit: TowerFit) -> list[BlockObservation]:
         """Every measured block, in the fitted tower frame."""
@@ -260,8 +277,10 @@ class TowerEstimator:
         on_planes: list = [None] * len(single)
         for name in {row[2] for row in single}:
             rows = [k for k, row in enumerate(single) if row[2] == name]
+            beside = [self.beside.get((single[k][1], single[k][0].layer, single[k][0].slot), 0.0)
+                      for k in rows]
             found = self._on_axis_planes(self.cameras[name], [single[k][0] for k in rows],
-                                         [single[k][3] for k in rows], pose)
+                                         [single[k][3] for k in rows], pose, np.array(beside))
             for k, c in zip(rows, found):
                 on_planes[k] = c
         out += [FaceMeasurement(face, marker, c, None, (name,), sighting)
@@ -292,12 +311,16 @@ class TowerEstimator:
 
     @staticmethod
     def _on_axis_planes(camera: CameraModel, faces: list[SlotFace], sightings: list[MarkerSighting],
-                        pose: TowerPose) -> list:
+                        pose: TowerPose, beside: np.ndarray | None = None) -> list:
         """Where the ray through each sighting's centre meets the vertical plane through its
-        face's block axis (None where the ray runs along the plane)."""
+        face's block axis, moved `beside` (m) across it: where the marker lay when both cameras
+        last read it (None where the ray runs along the plane). The cameras see the end faces
+        obliquely, so a block lying beside its slot's line (shoved sideways, or turned) would
+        otherwise read that far times 0.65-1.5 along its axis."""
         rays = camera.rays(np.array([s.centre for s in sightings]))
         origin = camera.position
-        plane_point = pose.to_world(np.array([f.centre for f in faces]))
+        beside = np.zeros(len(faces)) if beside is None else beside
+        plane_point = pose.to_world(np.array([f.centre + f.across * b for f, b in zip(faces, beside)]))
         plane_normal = pose.vector_to_world(np.array([f.across for f in faces]))
         denom = np.einsum("ij,ij->i", rays, plane_normal)
         t = np.einsum("ij,ij->i", plane_point - origin, plane_normal) / np.where(np.abs(denom) < 1e-6, 1.0, denom)

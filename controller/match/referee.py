@@ -19,13 +19,14 @@ from planning.game.tower import layer_axis
 # calls a block left out only past the rules' tolerance by this much, never on what it may not
 # have seen (a 1.1 mm shift of a block nobody touched was called at a 1 mm tolerance).
 # That figure holds for a marker both cameras read (triangulated). One camera alone places the
-# marker where its ray meets the vertical plane through the slot's axis, so a block lying beside
-# that line (shoved sideways, or turned: 6 degrees puts its end 4 mm off) reads along its axis
-# wrong by that offset times the cotangent of the camera's view (0.65-1.5 in the default cell).
-# In simulated matches such readings were 3.5-12 mm off the simulator's truth, and blocks that had
-# moved 0-1.5 mm were called 4.7-8.7 mm out, a round lost on a repeat. So a shift is judged only
-# between two readings of the same end by the same cameras (whose errors then largely cancel);
-# any other apparent shift is noted, not called.
+# marker on the vertical plane through its slot's axis, moved across to where both cameras last
+# saw it; a block lying beside that line since (shoved sideways, or turned: 6 degrees puts its end
+# 4 mm off) reads along its axis wrong by that offset times the cotangent of the camera's view
+# (0.65-1.5 in the default cell). Before that memory, such readings were 3.5-12 mm off the
+# simulator's truth in simulated matches, and blocks that had moved 0-1.5 mm were called 4.7-12.2
+# mm out, a round lost on a repeat. So a shift is judged only between two readings of the same end
+# by the same cameras (whose errors then largely cancel); any other apparent shift is noted, not
+# called.
 SEEN_MARGIN_MM = 0.8
 
 

@@ -7,6 +7,7 @@ from perception.camera_model import CameraModel
 from perception.markers import MarkerDetector
 from perception.observation import PerceptionError
 from perception.pipeline import Perception
+from perception.tower_estimator import TowerEstimator
 from tests.perception.conftest import frames_of
 
 
@@ -158,3 +159,49 @@ def test_a_marker_on_the_table_behind_a_slots_line_is_on_the_table_by_its_size(d
     assert np.linalg.norm(np.cross(out, ray)) > 0.1            # the face is not end-on to the camera
     assert np.linalg.norm(spot[:2] - pose.to_world(np.zeros((1, 3)))[0, :2]) < FALL_ZONE_M
     assert set(observer._on_table(fit, 18)) == on_table
+
+
+def test_a_block_one_camera_reads_is_measured_where_both_last_saw_it(default_cell):
+    """One camera alone places a marker on the vertical plane through its slot's axis. The end
+    faces are seen obliquely, so a block lying beside that line (here 4 mm) would read millimetres
+    off along its axis; placed where both cameras last saw it across the line, it reads true."""
+    from perception.markers import MarkerSighting, diagonal_crossings
+    from planning.game.markers import marker_id
+    perception = Perception(default_cell)
+    pose = perception.pose
+    shifted, beside = (10, 0), 0.004
+
+    def sightings(skip: str | None = None):
+        out = {}
+        for camera in perception.cameras:
+            faces = perception.estimator.candidate_faces(camera, pose, 18)
+            seen = []
+            for i in range(len(faces)):
+                layer, slot, end = int(faces.layer[i]), int(faces.slot[i]), int(faces.end[i])
+                corners = faces.corners[i]
+                if (layer, slot) == shifted:
+                    if camera.name == skip:
+                        continue
+                    corners = corners + faces.across[i] * beside
+                px = camera.project(pose.to_world(corners))
+                seen.append(MarkerSighting(marker_id(3 * (layer - 1) + slot, end), px,
+                                           diagonal_crossings(px[None])[0]))
+            out[camera.name] = seen
+        return out
+
+    def read(estimator, found):
+        fit = estimator.fit(found, pose, 18)
+        block = next(b for b in estimator.blocks(fit) if (b.layer, b.slot) == shifted)
+        return block.protrusion, block.cameras
+
+    estimator = perception.estimator
+    along, cameras = read(estimator, sightings())
+    assert len(cameras) == 2 and abs(along) < 2e-4
+    for name in ("left", "right"):
+        along, cameras = read(estimator, sightings(skip=name))
+        assert len(cameras) == 1 and abs(along) < 3e-4, (name, along)
+        # without what both cameras saw, the slot's own line: millimetres off
+        fresh = TowerEstimator(estimator.model, perception.cameras)
+        assert abs(read(fresh, sightings(skip=name))[0]) > 2e-3
+    perception.new_tower()
+    assert estimator.beside == {}
