@@ -71,14 +71,15 @@ class TowerEstimator:
         self.cameras = {c.name: c for c in cameras}
         self.max_layers = max_layers
         self._face_cache: dict[tuple, FaceTable] = {}
-        # How far across its slot's axis (m) each marker lay in the last fit in which both
-        # cameras read it, by (marker, layer, slot): a marker one camera reads is placed on the
-        # axis plane moved that far (see `_on_axis_planes`).
-        self.beside: dict[tuple[int, int, int], float] = {}
+        # Where each marker lay across its slot's axis (m) in the last fit in which both cameras
+        # read it: marker -> (layer, slot, offset). A marker one camera reads in that slot is
+        # placed on the axis plane moved that far (see `_on_axis_planes`); read in another slot,
+        # the block has moved and the entry goes.
+        self.across_m: dict[int, tuple[int, int, float]] = {}
 
     def forget(self) -> None:
         """A new tower stands there: what was known of the old one's blocks no longer holds."""
-        self.beside.clear()
+        self.across_m.clear()
 
     # --- the whole fit ------------------------------------------------------------------------
 
@@ -104,16 +105,22 @@ class TowerEstimator:
             measurements = self._measure(matched, pose)
         residual = self._residual(measurements, pose)
         measurements = [self._with_normal(m) for m in measurements]
-        self._remember_beside(measurements, pose)
+        if len(measurements) >= 4:         # a pose fitted to them, not the prior
+            self._remember_across(measurements, pose)
         return TowerFit(pose, pose.tilt_deg, measurements, unassigned, residual * 1000)
 
-    def _remember_beside(self, measurements: list[FaceMeasurement], pose: TowerPose) -> None:
-        both = [m for m in measurements if len(m.cameras) >= 2]
-        if not both:
-            return
-        centres = pose.to_tower(np.array([m.centre for m in both]))
-        for m, c in zip(both, centres):
-            self.beside[(m.marker, m.face.layer, m.face.slot)] = float((c - m.face.centre) @ m.face.across)
+    def _remember_across(self, measurements: list[FaceMeasurement], pose: TowerPose) -> None:
+        centres = pose.to_tower(np.array([m.centre for m in measurements]))
+        for m, c in zip(measurements, centres):
+            slot = (m.face.layer, m.face.slot)
+            if len(m.cameras) >= 2:
+                self.across_m[m.marker] = (*slot, float((c - m.face.centre) @ m.face.across))
+            elif m.marker in self.across_m and self.across_m[m.marker][:2] != slot:
+                del self.across_m[m.marker]
+
+    def _across(self, marker: int, face: SlotFace) -> float:
+        layer, slot, offset = self.across_m.get(marker, (face.layer, face.slot, 0.0))
+        return offset if (layer, slot) == (face.layer, face.slot) else 0.0
 
     def blocks(self, fit: TowerFit) -> list[BlockObservation]:
         """Every measured block, in the fitted tower frame."""
@@ -277,10 +284,9 @@ class TowerEstimator:
         on_planes: list = [None] * len(single)
         for name in {row[2] for row in single}:
             rows = [k for k, row in enumerate(single) if row[2] == name]
-            beside = [self.beside.get((single[k][1], single[k][0].layer, single[k][0].slot), 0.0)
-                      for k in rows]
+            across = np.array([self._across(single[k][1], single[k][0]) for k in rows])
             found = self._on_axis_planes(self.cameras[name], [single[k][0] for k in rows],
-                                         [single[k][3] for k in rows], pose, np.array(beside))
+                                         [single[k][3] for k in rows], pose, across)
             for k, c in zip(rows, found):
                 on_planes[k] = c
         out += [FaceMeasurement(face, marker, c, None, (name,), sighting)
@@ -311,16 +317,16 @@ class TowerEstimator:
 
     @staticmethod
     def _on_axis_planes(camera: CameraModel, faces: list[SlotFace], sightings: list[MarkerSighting],
-                        pose: TowerPose, beside: np.ndarray | None = None) -> list:
+                        pose: TowerPose, across: np.ndarray | None = None) -> list:
         """Where the ray through each sighting's centre meets the vertical plane through its
-        face's block axis, moved `beside` (m) across it: where the marker lay when both cameras
+        face's block axis, moved `across` (m) across it: where the marker lay when both cameras
         last read it (None where the ray runs along the plane). The cameras see the end faces
         obliquely, so a block lying beside its slot's line (shoved sideways, or turned) would
         otherwise read that far times 0.65-1.5 along its axis."""
         rays = camera.rays(np.array([s.centre for s in sightings]))
         origin = camera.position
-        beside = np.zeros(len(faces)) if beside is None else beside
-        plane_point = pose.to_world(np.array([f.centre + f.across * b for f, b in zip(faces, beside)]))
+        across = np.zeros(len(faces)) if across is None else across
+        plane_point = pose.to_world(np.array([f.centre + f.across * a for f, a in zip(faces, across)]))
         plane_normal = pose.vector_to_world(np.array([f.across for f in faces]))
         denom = np.einsum("ij,ij->i", rays, plane_normal)
         t = np.einsum("ij,ij->i", plane_point - origin, plane_normal) / np.where(np.abs(denom) < 1e-6, 1.0, denom)

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from perception.observation import TowerObservation
+from perception.tower_estimator import BlockObservation
 from planning.game.rules import (RuleOptions, Severity, Violation, ViolationCode, check_move,
                             check_no_testing, check_tested_blocks, placement_target)
 from planning.game.tower import layer_axis
@@ -28,6 +29,7 @@ from planning.game.tower import layer_axis
 # by the same cameras (whose errors then largely cancel); any other apparent shift is noted, not
 # called.
 SEEN_MARGIN_MM = 0.8
+SAME_PLANE_M = 0.0003
 
 
 @dataclass
@@ -82,14 +84,15 @@ def judge_seen_move(before: TowerObservation, after: TowerObservation,
         # read, but in no slot: lying across the top (the observer fits slots along each layer)
         move.laid_across = True
     was = {(b.layer, b.slot): b for b in before.blocks}
+    was.update({(b.layer, b.slot, b.end): b for b in before.blocks})
     for b in after.blocks:
         key = (b.layer, b.slot)
-        if key not in was or key == move.source:
+        prior = was.get((*key, b.end), was.get(key))
+        if prior is None or key == move.source:
             continue
-        shift = abs(b.protrusion - was[key].protrusion) * 1000     # mm, as the rules state it
+        shift = abs(b.protrusion - prior.protrusion) * 1000     # mm, as the rules state it
         if shift > options.displaced_tolerance_mm + SEEN_MARGIN_MM:
-            alike = (b.end, b.cameras) == (was[key].end, was[key].cameras)
-            (move.displaced_mm if alike else move.unsure_mm)[key] = shift
+            (move.displaced_mm if read_alike(prior, b) else move.unsure_mm)[key] = shift
     if move.source is not None and (move.target is not None or move.laid_across):
         want = placement_target(tower)
         target = move.target or (want.layer, want.slots[0])
@@ -101,8 +104,22 @@ def judge_seen_move(before: TowerObservation, after: TowerObservation,
             move.violations = [v for v in move.violations if v.code is not ViolationCode.WRONG_SLOT]
     move.violations += check_tested_blocks(move.displaced_mm, move.source, options, tower=tower)
     if move.source is not None:
-        move.violations += check_no_testing(sorted(move.displaced_mm), move.source, options)
+        move.violations += check_no_testing(sorted(move.displaced_mm), move.source, options,
+                                            tower=tower)
     return move
+
+
+def read_alike(a: BlockObservation, b: BlockObservation) -> bool:
+    """Whether two readings of a block err alike, so that their difference is its shift: the same
+    end read by the same cameras, and, by one camera, placed on the same plane across its slot's
+    axis (perception moves that plane to where both cameras last saw the marker, and a look
+    between the two may have moved it)."""
+    if (a.end, a.cameras) != (b.end, b.cameras):
+        return False
+    across = 1 if layer_axis(a.layer) == "x" else 0      # the position's coordinate across the slot
+    return len(a.cameras) >= 2 or abs(a.position[across] - b.position[across]) <= SAME_PLANE_M
+
+
 
 
 def calls_of_one_move(violations: list[Violation]) -> list[tuple[Violation, bool]]:

@@ -10,12 +10,18 @@ POSE = TowerPose(0.5, 0.0, 0.785, 0.01499)
 
 
 def seen(slots: dict[tuple[int, int], int], protrusions=None, out_of_place=(), fell=False,
-         cameras=None):
+         cameras=None, ends=None, across=None):
     """An observation: `slots` maps (layer, slot) to the block read there; `protrusions` in mm;
-    `cameras`: the cameras that read a slot's marker, where not both."""
-    protrusions, cameras = protrusions or {}, cameras or {}
-    blocks = [BlockObservation(block, layer, slot, 1, (0.0, 0.0, 0.0), 0.0,
-                               protrusions.get((layer, slot), 0.0) / 1000,
+    where not both cameras read a slot's marker, of its +1 end, on its slot's line: `cameras`,
+    `ends`, `across` (the position across the slot's axis, mm)."""
+    protrusions, cameras, ends, across = protrusions or {}, cameras or {}, ends or {}, across or {}
+
+    def position(layer, slot):
+        side = across.get((layer, slot), 0.0) / 1000
+        return (0.0, side, 0.0) if layer % 2 else (side, 0.0, 0.0)
+
+    blocks = [BlockObservation(block, layer, slot, ends.get((layer, slot), 1), position(layer, slot),
+                               0.0, protrusions.get((layer, slot), 0.0) / 1000,
                                cameras.get((layer, slot), ("left", "right")))
               for (layer, slot), block in slots.items()]
     return TowerObservation(0.0, POSE, 0.0, 0.1, blocks, {k: True for k in slots},
@@ -97,6 +103,18 @@ def test_a_shift_read_by_other_cameras_in_the_two_looks_is_noted_not_called():
     assert move.to_json()["unsure_mm"] == {"7.2": 5.0}
 
 
+def test_a_one_camera_reading_on_another_plane_or_of_the_other_end_is_not_compared():
+    # perception places a one-camera marker on a plane moved across to where both cameras last
+    # saw it; a look between the two may have moved that plane, and the reading with it
+    one = ("right",)
+    before = seen(FRESH, cameras={(7, 2): one, (9, 1): one}, across={(7, 2): 1.0, (9, 1): 1.0})
+    after = seen(moved(FRESH, (5, 1), (19, 1)), protrusions={(7, 2): 5.0, (9, 1): 4.0, (11, 0): 3.0},
+                 cameras={(7, 2): one, (9, 1): one}, across={(7, 2): 5.0, (9, 1): 1.2},
+                 ends={(11, 0): -1})
+    move = judge_seen_move(before, after)
+    assert move.unsure_mm == {(7, 2): 5.0, (11, 0): 3.0} and move.displaced_mm == {(9, 1): 4.0}
+
+
 def test_top_blocks_are_not_tested_blocks():
     # the top layer and the highest complete one are no source: a block set down on them may
     # shove them, and a player may align them
@@ -106,6 +124,9 @@ def test_top_blocks_are_not_tested_blocks():
     assert move.displaced_mm == {(17, 0): 3.0, (18, 2): 3.0, (19, 1): 3.0}
     assert [v.message for v in move.violations] == [
         "tested block at layer 17 slot 0 left 3.0 mm out of position (tolerance 1 mm)"]
+    strict = judge_seen_move(seen(started), after, RuleOptions(no_testing=True), blocks_moved=1)
+    assert [v.message.split(" was")[0] for v in strict.violations
+            if v.code is ViolationCode.MOVED_BLOCK_NOT_TAKEN] == ["block at layer 17 slot 0"]
 
 
 def test_under_no_testing_a_block_moved_and_not_taken_is_called():

@@ -204,4 +204,4 @@ def test_a_block_one_camera_reads_is_measured_where_both_last_saw_it(default_cel
         fresh = TowerEstimator(estimator.model, perception.cameras)
         assert abs(read(fresh, sightings(skip=name))[0]) > 2e-3
     perception.new_tower()
-    assert estimator.beside == {}
+    assert estimator.across_m == {}

@@ -134,14 +134,12 @@ def check_tested_blocks(displacements_mm: dict[tuple[int, int], float], taken: t
     """Tested blocks left out of position. `displacements_mm` maps each touched block to how far it
     sits from where it was; the block taken is exempt. With `allow_leave_displaced`, a block whose
     restoring would topple the tower (as the caller judged) may stay. Given the `tower` the turn
-    began with, the top blocks are exempt too: those of the highest complete layer and above are
-    no block anyone may take, so nobody tests them, and RULES.md lets a player align them (a block
-    set down on top shoves the ones it lands on)."""
+    began with, its top blocks are exempt too (`top_block`)."""
     violations = []
     for block, displaced_mm in sorted(displacements_mm.items()):
         if block == taken or displaced_mm <= options.displaced_tolerance_mm:
             continue
-        if tower is not None and block[0] >= tower.highest_complete_layer:
+        if top_block(tower, block):
             continue
         if options.allow_leave_displaced and block in restoring_would_topple:
             continue
@@ -153,11 +151,21 @@ def check_tested_blocks(displacements_mm: dict[tuple[int, int], float], taken: t
 
 
 def check_no_testing(moved_blocks: list[tuple[int, int]], taken: tuple[int, int],
-                     options: RuleOptions = RuleOptions()) -> list[Violation]:
-    """Variant "no testing": every block deliberately moved must be the one removed."""
+                     options: RuleOptions = RuleOptions(), tower: TowerState | None = None
+                     ) -> list[Violation]:
+    """Variant "no testing": every block deliberately moved must be the one removed (top blocks,
+    given the turn's `tower`, are no deliberate move: see `top_block`)."""
     if not options.no_testing:
         return []
     return [Violation(ViolationCode.MOVED_BLOCK_NOT_TAKEN,
                       f"block at layer {b[0]} slot {b[1]} was moved but layer {taken[0]} slot "
                       f"{taken[1]} was taken (no-testing variant)")
-            for b in dict.fromkeys(moved_blocks) if b != taken]
+            for b in dict.fromkeys(moved_blocks) if b != taken and not top_block(tower, b)]
+
+
+def top_block(tower: TowerState | None, block: tuple[int, int]) -> bool:
+    """Whether `block` is one of the top blocks of the `tower` a turn began with: the highest
+    complete layer and above. Nobody may take them, so nobody tests them, and RULES.md lets a
+    player align them; a block set down on top shoves the ones it lands on. (False without a
+    tower.)"""
+    return tower is not None and block[0] >= tower.highest_complete_layer
