@@ -61,7 +61,8 @@ class MatchRunner:
         self.robot = arm_player(link, self.options)
         self.robot.on_probe = self._probed
         self.robot.on_phase = lambda phase, report: self.say(f"  robot: {turn_phase(phase, report)}")
-        self.robot.hands.halted = lambda: "the tower fell" if self.monitor.fell_t is not None else None
+        self.robot.hands.halted = lambda: "the tower fell" if self.monitor.fell_t is not None \
+            else self.monitor.stuck
         self.monitor = SafetyMonitor(link, ArmModel(link.cell), on_event=self._safety)
         self.seen: TowerObservation | None = None
         self._told = False                  # the person has been told it is their turn

@@ -57,6 +57,11 @@ LEVELS = {Level.CLEAR: (1.0, "resume", Status(0)), Level.NEAR: (SLOW_RATE, "slow
           Level.INSIDE: (0.0, "pause", Status.PAUSED),
           Level.FALLEN: (SLOW_RATE, "fall", Status.SLOWED)}
 LOOK_AFTER_S = 2.0        # world time something has stayed in the workspace before a look
+# World time something may stay in the workspace while the arm is held at work before the turn is
+# given up. The looks cut out blocks whose markers they read on the table; two blocks that fell
+# off the top during a place, their markers out of sight, held the arm for 14 minutes of a
+# seed-1 match with nothing said (a hand pauses the arm for a few seconds).
+HELD_LIMIT_S = 30.0
 JOINT_HISTORY = 1000      # telemetry readings kept (4 s at 250 Hz) to find the arm at a frame's time
 DROPPED_RADIUS = 0.07     # m around a marker seen on the table: the block that carries it
 
@@ -88,6 +93,7 @@ class SafetyMonitor:
         self.events: list[SafetyEvent] = []
         self.level = Level.CLEAR
         self.fell_t: float | None = None       # world time of the frame that showed a fall
+        self.stuck: str | None = None          # why the turn must be given up, if it must
         self.arm_at_work = False               # the robot's turn is on: look at what stays
         self._looker = Perception(link.cell, link.perception.cameras, link.perception.pose)
         self._dropped: list[np.ndarray] = []   # world points of blocks lying on the table
@@ -124,6 +130,7 @@ class SafetyMonitor:
             self._dropped = []
             if self.level is Level.FALLEN:         # a new round, a tower standing again
                 self.level, self.fell_t = Level.CLEAR, None
+            self.stuck = None
         if self._thread is None:
             self._stop.clear()
             self._thread = threading.Thread(target=self._run, name="safety-monitor", daemon=True)
@@ -179,6 +186,13 @@ class SafetyMonitor:
                     and frame.time >= self._next_look:
                 self._next_look = frame.time + LOOK_AFTER_S
                 self._look_at_what_stays(frame.time)
+            if self.arm_at_work and self.stuck is None and self.level is Level.INSIDE \
+                    and frame.time - self._inside_since >= HELD_LIMIT_S:
+                self.stuck = (f"something has stayed in the workspace for {HELD_LIMIT_S:g} s that the "
+                              f"cameras cannot read as blocks on the table (blocks fallen with their "
+                              f"markers out of sight?); the arm is held there: clear the workspace "
+                              f"and check the tower, then go on (play --resume LOG)")
+                self.link.arm.stop()      # ends the move it was held in; the turn then stops
             return
         self._inside_since = None
         if near is not None:
