@@ -9,8 +9,8 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from controller.turn.arm_hands import (GRASP_GUARD_N, PULL_GUARD_N, PULL_RESUMES, REGRASP_SHIFT,
-                                       ArmHands)
+from controller.turn.arm_hands import (ALIGN_RESUMES, GRASP_GUARD_N, PULL_GUARD_N, PULL_RESUMES,
+                                       REGRASP_SHIFT, ArmHands)
 from controller.turn.hands import GaveUp
 from controller.turn.report import TurnError
 from firmware_bridge.client import MotionOutcome, MotionResult
@@ -113,6 +113,39 @@ def test_every_guarded_place_move_follows_a_tare(planner, default_cell):
     assert len(guarded) == 2                                   # the set-down and the align push
     assert all(arm.calls[i - 1] == ("tare",) for i in guarded)
     assert ("gripper", default_cell.tool.stroke) in arm.calls  # the release
+
+
+@pytest.mark.parametrize("trips, guarded", [(1, 3), (10, 2 + ALIGN_RESUMES)])
+def test_a_push_home_stopped_short_goes_on_after_a_fresh_tare(planner, default_cell, trips, guarded):
+    # tripped as it began (the wrist's reading, not the block), it goes on from where it stopped;
+    # a block that jams trips it every time and is left after ALIGN_RESUMES tries
+    pull = planner.pull(planner.arm.home, 5, 0, 0.035, tower_layers=19)
+    plan = planner.place(pull.q_end, 19, 2, pull.held)
+    align = plan.step("align_push")
+    left = [trips]
+
+    def stop_when(guard):
+        if guard[1] != align.guard.threshold_n or left[0] == 0:
+            return False
+        left[0] -= 1
+        return True
+
+    arm = RecordingArm(pull.q_end, stop_when=stop_when)
+    reached = []                         # where each guarded move left the tool
+    follow = arm.follow
+
+    def recording_follow(times, positions, guard=None):
+        result = follow(times, positions, guard)
+        if guard is not None:
+            reached.append(planner.arm.fk(arm.q, plan.frame).t)
+        return result
+
+    arm.follow = recording_follow
+    arm_hands(planner, default_cell, arm).run_place(plan)
+    follows = [i for i, c in enumerate(arm.calls) if c == ("follow", True)]
+    assert len(follows) == guarded and all(arm.calls[i - 1] == ("tare",) for i in follows)
+    end = planner.arm.fk(align.trajectory.end, plan.frame).t
+    assert (float(np.linalg.norm(reached[-1] - end)) < 1e-4) == (trips == 1)
 
 
 def test_a_block_that_turned_in_the_fingers_on_the_way_up_is_not_set_down(planner, default_cell):
