@@ -13,7 +13,7 @@ from perception.observation import TowerObservation
 from perception.tower_estimator import BlockObservation
 from planning.game.rules import (RuleOptions, Severity, Violation, ViolationCode, check_move,
                             check_no_testing, check_tested_blocks, placement_target)
-from planning.game.tower import layer_axis
+from planning.game.tower import across_index, layer_axis
 
 # A block's shift is the difference of two protrusion measurements, each good to 0.54 mm at its
 # 95th percentile (jenga-robot bench --suite perception): 0.77 mm for the difference. The referee
@@ -116,10 +116,8 @@ def read_alike(a: BlockObservation, b: BlockObservation) -> bool:
     between the two may have moved it)."""
     if (a.end, a.cameras) != (b.end, b.cameras):
         return False
-    across = 1 if layer_axis(a.layer) == "x" else 0      # the position's coordinate across the slot
+    across = across_index(a.layer)
     return len(a.cameras) >= 2 or abs(a.position[across] - b.position[across]) <= SAME_PLANE_M
-
-
 
 
 def calls_of_one_move(violations: list[Violation]) -> list[tuple[Violation, bool]]:
