@@ -76,6 +76,11 @@ class TowerObservation:
         """How far each seen block sticks out along its layer (m)."""
         return {(b.layer, b.slot): b.protrusion for b in self.blocks}
 
+    def emptied_since(self, earlier: TowerObservation) -> list[tuple[int, int]]:
+        """The slots `earlier` read full that this observation reads empty."""
+        return sorted(key for key, full in earlier.occupancy.items()
+                      if full and not self.occupancy.get(key, False))
+
     def block_at(self, layer: int, slot: int) -> BlockObservation | None:
         for b in self.blocks:
             if (b.layer, b.slot) == (layer, slot):

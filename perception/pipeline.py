@@ -72,9 +72,7 @@ class Perception:
         search = self.max_layers if self.layers is None else self.layers + 3
         obs = self.observer.observe(images, sightings, self.pose, time, search)
         if not obs.fell and self._standing is not None:
-            gone = [key for key, full in self._standing.occupancy.items()
-                    if full and not obs.occupancy.get(key, False)]
-            if len(gone) >= FALLEN_SLOTS_EMPTIED:
+            if len(obs.emptied_since(self._standing)) >= FALLEN_SLOTS_EMPTIED:
                 obs.fell = True   # blocks that stood a moment ago are nowhere in the tower
         if not obs.fell:
             self._standing = obs

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from perception.observation import TowerObservation
+from perception.pipeline import FALLEN_SLOTS_EMPTIED
 from perception.tower_estimator import BlockObservation
 from planning.game.rules import (RuleOptions, Severity, Violation, ViolationCode, check_move,
                             check_no_testing, check_tested_blocks, placement_target)
@@ -62,13 +63,11 @@ class SeenMove:
 def judge_seen_move(before: TowerObservation, after: TowerObservation,
                     options: RuleOptions = RuleOptions(), blocks_moved: int = 0) -> SeenMove:
     """The move between two observations of a standing tower, and the rules it broke."""
-    if after.fell:
+    if seen_fall(before, after):
         return SeenMove(fell=True)
     tower = before.tower_state(blocks_moved)
-    full_before = {k for k, v in before.occupancy.items() if v}
-    full_after = {k for k, v in after.occupancy.items() if v}
-    removed = sorted(full_before - full_after)
-    added = sorted(full_after - full_before)
+    removed = after.emptied_since(before)
+    added = before.emptied_since(after)        # the slots filled: read empty before, full after
     move = SeenMove()
     ids_before = {(b.layer, b.slot): b.block for b in before.blocks}
     if len(removed) > 1:
@@ -107,6 +106,13 @@ def judge_seen_move(before: TowerObservation, after: TowerObservation,
         move.violations += check_no_testing(sorted(move.displaced_mm), move.source, options,
                                             tower=tower)
     return move
+
+
+def seen_fall(before: TowerObservation, after: TowerObservation) -> bool:
+    """Whether the tower fell between two looks with no hand at it: perception says so, or more
+    slots were emptied than a move empties (blocks that fell out of the cameras' sight, or one
+    look after another, so that perception saw too few go at once to call it)."""
+    return after.fell or len(after.emptied_since(before)) >= FALLEN_SLOTS_EMPTIED
 
 
 def read_alike(a: BlockObservation, b: BlockObservation) -> bool:

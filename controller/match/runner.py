@@ -20,7 +20,7 @@ from controller.cell_link import CellLink
 from controller.match.log import MatchLog
 from controller.match.progress import MatchProgress
 from controller.match.turns import SAME_MOVE
-from controller.match.referee import calls_of_one_move, judge_seen_move
+from controller.match.referee import calls_of_one_move, judge_seen_move, seen_fall
 from controller.safety.retract import retract
 from controller.safety.monitor import CLEAR_S, Level, SafetyEvent, SafetyMonitor
 from controller.turn.arm_hands import arm_player
@@ -40,6 +40,9 @@ PERSON_TURN_LIMIT_S = 600.0  # a person silent this long (world time) is asked a
 CONFIRM_FALL_S = 10.0       # world time a fall seen in the person's turn must go on being seen
 SAY_WAITING_S = 20.0        # world time between "still the person's turn" lines
 SETTLE_S = 1.0              # the tower is left this long after the hand has gone before judging
+# World time the workspace may stay busy after the person said done before the robot judges what
+# stays there (blocks that fell, or something left at the tower).
+STAYS_AFTER_DONE_S = 10.0
 # The safety monitor's picture of the clear workspace counts blocks this far above the top as
 # tower, so the blocks placed until it is next refreshed are not taken for a hand.
 HEADROOM_LAYERS = 2
@@ -223,6 +226,9 @@ class MatchRunner:
         self._told = False
         self.say(f"{self.person.name}'s turn: the robot waits and watches")
         waited = said = 0.0
+        done_at: float | None = None      # match time the person was first seen done
+        asked = False                     # to take away what stays in the workspace
+        let_go = False                    # a few dropped blocks the rules let go
         while not (self.person.done() and self.monitor.level is Level.CLEAR):
             self._wait_world(LOOK_EVERY_S)
             waited += LOOK_EVERY_S
@@ -230,9 +236,10 @@ class MatchRunner:
             if said >= SAY_WAITING_S:
                 self.say(f"  still {self.person.name}'s turn ({self._now() - started:.0f} s)")
                 said = 0.0
-            if self._look().fell:
+            look = self._look()
+            if self._looks_fallen(before, look):
                 seen_t = self._now()
-                if self._fall_confirmed():
+                if self._fall_confirmed(before):
                     self._log_tries()
                     self._fell("the tower fell in the person's turn", seen_t)
                     return
@@ -241,6 +248,23 @@ class MatchRunner:
                 waited = 0.0
             if self._out_of_time(started):
                 return
+            if not self.person.done():
+                done_at = None
+                continue
+            done_at = self._now() if done_at is None else done_at
+            if self._now() - done_at < STAYS_AFTER_DONE_S:
+                continue
+            dropped = _blocks_dropped(before, look)
+            if dropped and not let_go:
+                self._minor_fall(dropped)
+                if not self.progress.in_round:
+                    return
+                let_go = True            # the rules let them go: the person clears the table
+            elif not asked:
+                self.person.say("something is still at the tower: take it away so the robot can "
+                                "judge your move")
+                self.say(f"  {self.person.name} is done, but something stays in the workspace")
+                asked = True
         self._log_tries()
         self._wait_world(SETTLE_S)
         after = self._look()
@@ -278,7 +302,26 @@ class MatchRunner:
         self.seen = after
         self._window(self.person.name, placed, person_may_touch=False)
 
-    def _fall_confirmed(self) -> bool:
+    def _minor_fall(self, blocks: int) -> None:
+        """The person is done, yet blocks that fell lie in the workspace: a fall (strict play ends
+        the round on any block dropped but the moved one; the rules' option may let a few go).
+        Blocks that dropped one look after another were never seen leaving at once, and they hold
+        the safety monitor's pause: in a seed-1 match the fallen top of the tower (5 blocks on
+        the table) kept the match waiting 8 minutes for a clear workspace."""
+        self._log_tries()
+        self.say(f"{plural(blocks, 'block')} dropped from the tower in the person's turn")
+        self._emit("fall", what=Fall.MINOR.value, blocks=blocks, t=self._now())
+        if self.progress.in_round:
+            self.person.say("take the dropped blocks off the table, then say done")
+
+    def _looks_fallen(self, before: TowerObservation, look: TowerObservation) -> bool:
+        """Whether `look` shows a fallen tower: perception's own call (which compares with its last
+        look), or, once the person is done and their hand gone, slots emptied since the turn
+        began (judge_seen_move's test). Blocks that fall one look after another empty too few
+        slots from each look to the next to be called; a hand at the tower hides slots."""
+        return look.fell or (self.person.done() and seen_fall(before, look))
+
+    def _fall_confirmed(self, before: TowerObservation) -> bool:
         """Whether a fall seen in the person's turn holds: every look says so for CONFIRM_FALL_S,
         or until the person is done and the workspace clear. A hand at the tower hides the
         markers and stickers of the slots behind it, which then read as emptied: in the
@@ -288,9 +331,9 @@ class MatchRunner:
         until = self._now() + CONFIRM_FALL_S
         while self._now() < until:
             if self.person.done() and self.monitor.level is Level.CLEAR:
-                return self._look().fell
+                return self._looks_fallen(before, self._look())
             self._wait_world(LOOK_EVERY_S)
-            if not self._look().fell:
+            if not self._looks_fallen(before, self._look()):
                 return False
         return True
 
@@ -413,6 +456,16 @@ class MatchRunner:
             self._emit("round_end", result=result.to_json(), reason=result.reason)
             self.say(f"round over: {result.reason}; winner {result.winner}")
         return record
+
+
+def _blocks_dropped(before: TowerObservation, look: TowerObservation) -> int:
+    """Blocks gone from the tower since `before` beyond the one a move takes: slots emptied
+    beyond one, or blocks seen on the table but one that came from an emptied slot (the moved
+    block, dropped, which the player picks up again)."""
+    emptied = look.emptied_since(before)
+    from_emptied = {b.block for b in before.blocks if (b.layer, b.slot) in emptied}
+    on_table = len(look.on_table) - min(1, len(from_emptied.intersection(look.on_table)))
+    return max(len(emptied) - 1, on_table)
 
 
 def _check_tower(seen: TowerObservation, expected: TowerState | None) -> None:

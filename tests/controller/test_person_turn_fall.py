@@ -90,3 +90,50 @@ def test_a_fall_seen_while_the_hand_stays_is_a_fall_after_a_while(tmp_path, defa
     runner._person_turn()
     falls = [e for e in read_events(path) if e["event"] == "fall"]
     assert len(falls) == 1 and 5.0 <= falls[0]["t"] < 6.0
+
+
+def _without(tower: TowerState, *slots, on_table=()):
+    """The tower seen with `slots` emptied and the blocks `on_table` read lying on the table."""
+    seen = _seen(tower)
+    occupancy = {key: full and key not in slots for key, full in seen.occupancy.items()}
+    return replace(seen, occupancy=occupancy, on_table=list(on_table))
+
+
+def _falls(path):
+    return [e for e in read_events(path) if e["event"] == "fall"]
+
+
+def test_blocks_falling_one_look_after_another_are_a_fall(tmp_path, default_cell):
+    """The top of the tower drops block by block after the move: no two looks in a row differ by
+    more than one slot, and the blocks on the table hold the workspace busy for good."""
+    top = [(18, 0), (18, 1), (18, 2)]
+    hand = lambda t: t >= 5.0                                          # noqa: E731
+    sees = lambda t: _without(MOVED, *[s for i, s in enumerate(top) if t >= 8.0 + i])  # noqa: E731
+    runner, path = _runner(tmp_path, default_cell, sees, hand)
+    runner._person_turn()
+    falls = _falls(path)
+    assert len(falls) == 1 and falls[0]["what"] == "tower" and 20.0 <= falls[0]["t"] < 21.0
+    assert not runner.progress.in_round
+
+
+def test_one_block_dropped_and_lying_in_the_workspace_ends_the_round(tmp_path, default_cell):
+    hand = lambda t: t >= 5.0                                          # noqa: E731
+    sees = lambda t: _without(MOVED, (18, 0), on_table=[51]) if t >= 8.0 else _seen(MOVED)  # noqa: E731
+    runner, path = _runner(tmp_path, default_cell, sees, hand)
+    runner._person_turn()
+    falls = _falls(path)
+    assert len(falls) == 1 and falls[0]["what"] == "minor" and falls[0]["blocks"] == 1
+    assert 30.0 <= falls[0]["t"] < 31.0            # the person done at 20 s, then 10 s of waiting
+    assert not runner.progress.in_round
+
+
+def test_something_left_in_the_workspace_is_asked_for_once(tmp_path, default_cell):
+    hand = lambda t: 5.0 <= t < 60.0                                   # noqa: E731
+    sees = lambda t: _seen(MOVED) if t >= 8.0 else _seen(FRESH)       # noqa: E731
+    runner, path = _runner(tmp_path, default_cell, sees, hand)
+    said = []
+    runner.person.say = said.append
+    runner._person_turn()
+    assert len(said) == 1 and "take it away" in said[0]
+    kinds = [e["event"] for e in read_events(path)]
+    assert "fall" not in kinds and "place" in kinds

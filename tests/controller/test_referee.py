@@ -81,6 +81,8 @@ def test_a_fall_and_a_move_not_yet_made():
     assert waiting.source == (5, 1) and not waiting.complete and waiting.violations == []
     both = judge_seen_move(seen(FRESH), seen(moved(moved(FRESH, (5, 1), (19, 1)), (6, 0), None)))
     assert both.unclear and "2 slots emptied" in both.unclear
+    dropped = moved(moved(moved(FRESH, (5, 1), (19, 1)), (18, 0), None), (18, 1), None)
+    assert judge_seen_move(seen(FRESH), seen(dropped)).fell     # more slots emptied than a move empties
 
 
 def test_a_shift_the_cameras_cannot_be_sure_of_is_not_called():
