@@ -32,6 +32,9 @@ RECESS_DEPTHS_M = (0.0, 0.0025, 0.005)
 # Markers of blocks lying on the table: centre at most about half a block width up.
 TABLE_MARKER_HEIGHT = 0.010
 FALL_ZONE_M = 0.5
+# A turn takes one block out of the tower: this many slots emptied between two looks with no hand
+# at the tower means blocks fell.
+FALLEN_SLOTS_EMPTIED = 3
 FALLEN_BLOCKS_ON_TABLE = 3
 # A block sticking far out of its slot (a tested block pushed out, one being drawn) is not read as
 # in its slot either, and its marker's ray meets the table near the tower too; a marker whose ray
@@ -80,6 +83,12 @@ class TowerObservation:
         """The slots `earlier` read full that this observation reads empty."""
         return sorted(key for key, full in earlier.occupancy.items()
                       if full and not self.occupancy.get(key, False))
+
+    def fell_since(self, earlier: TowerObservation) -> bool:
+        """Whether the tower fell since `earlier` (both looks with no hand at the tower): this look
+        says so, or more slots were emptied than a move empties (blocks that fell out of the
+        cameras' sight, or one look after another, each look too few to be called)."""
+        return self.fell or len(self.emptied_since(earlier)) >= FALLEN_SLOTS_EMPTIED
 
     def block_at(self, layer: int, slot: int) -> BlockObservation | None:
         for b in self.blocks:

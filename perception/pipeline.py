@@ -20,9 +20,6 @@ from planning.game.geometry import TowerPose
 from planning.game.cell.model import Cell
 
 ROI_MARGIN_PX = 25
-# A turn takes one block out of the tower: this many slots emptied since the last standing
-# observation means blocks fell.
-FALLEN_SLOTS_EMPTIED = 3
 
 
 @dataclass
@@ -71,9 +68,8 @@ class Perception:
         time = max(f.time for f in frames.values())
         search = self.max_layers if self.layers is None else self.layers + 3
         obs = self.observer.observe(images, sightings, self.pose, time, search)
-        if not obs.fell and self._standing is not None:
-            if len(obs.emptied_since(self._standing)) >= FALLEN_SLOTS_EMPTIED:
-                obs.fell = True   # blocks that stood a moment ago are nowhere in the tower
+        if self._standing is not None and obs.fell_since(self._standing):
+            obs.fell = True   # blocks that stood a moment ago are nowhere in the tower
         if not obs.fell:
             self._standing = obs
         events = []

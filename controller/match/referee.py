@@ -10,7 +10,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from perception.observation import TowerObservation
-from perception.pipeline import FALLEN_SLOTS_EMPTIED
 from perception.tower_estimator import BlockObservation
 from planning.game.rules import (RuleOptions, Severity, Violation, ViolationCode, check_move,
                             check_no_testing, check_tested_blocks, placement_target)
@@ -63,7 +62,7 @@ class SeenMove:
 def judge_seen_move(before: TowerObservation, after: TowerObservation,
                     options: RuleOptions = RuleOptions(), blocks_moved: int = 0) -> SeenMove:
     """The move between two observations of a standing tower, and the rules it broke."""
-    if seen_fall(before, after):
+    if after.fell_since(before):
         return SeenMove(fell=True)
     tower = before.tower_state(blocks_moved)
     removed = after.emptied_since(before)
@@ -106,13 +105,6 @@ def judge_seen_move(before: TowerObservation, after: TowerObservation,
         move.violations += check_no_testing(sorted(move.displaced_mm), move.source, options,
                                             tower=tower)
     return move
-
-
-def seen_fall(before: TowerObservation, after: TowerObservation) -> bool:
-    """Whether the tower fell between two looks with no hand at it: perception says so, or more
-    slots were emptied than a move empties (blocks that fell out of the cameras' sight, or one
-    look after another, so that perception saw too few go at once to call it)."""
-    return after.fell or len(after.emptied_since(before)) >= FALLEN_SLOTS_EMPTIED
 
 
 def read_alike(a: BlockObservation, b: BlockObservation) -> bool:

@@ -20,7 +20,7 @@ from controller.cell_link import CellLink
 from controller.match.log import MatchLog
 from controller.match.progress import MatchProgress
 from controller.match.turns import SAME_MOVE
-from controller.match.referee import calls_of_one_move, judge_seen_move, seen_fall
+from controller.match.referee import calls_of_one_move, judge_seen_move
 from controller.safety.retract import retract
 from controller.safety.monitor import CLEAR_S, Level, SafetyEvent, SafetyMonitor
 from controller.turn.arm_hands import arm_player
@@ -64,6 +64,7 @@ class MatchRunner:
         self.robot = arm_player(link, self.options)
         self.robot.on_probe = self._probed
         self.robot.on_phase = lambda phase, report: self.say(f"  robot: {turn_phase(phase, report)}")
+        self.robot.on_note = self._robot_note
         self.robot.hands.halted = lambda: "the tower fell" if self.monitor.fell_t is not None \
             else self.monitor.stuck
         self.monitor = SafetyMonitor(link, ArmModel(link.cell), on_event=self._safety)
@@ -317,9 +318,9 @@ class MatchRunner:
     def _looks_fallen(self, before: TowerObservation, look: TowerObservation) -> bool:
         """Whether `look` shows a fallen tower: perception's own call (which compares with its last
         look), or, once the person is done and their hand gone, slots emptied since the turn
-        began (judge_seen_move's test). Blocks that fall one look after another empty too few
+        began (`TowerObservation.fell_since`). Blocks that fall one look after another empty too few
         slots from each look to the next to be called; a hand at the tower hides slots."""
-        return look.fell or (self.person.done() and seen_fall(before, look))
+        return look.fell or (self.person.done() and look.fell_since(before))
 
     def _fall_confirmed(self, before: TowerObservation) -> bool:
         """Whether a fall seen in the person's turn holds: every look says so for CONFIRM_FALL_S,
@@ -438,6 +439,11 @@ class MatchRunner:
                    trace=[[round(self._match_t(t), 4), round(f, 4)] for t, f in probe.trace])
         self.say(f"  robot tested {slot_name(probe.layer, probe.slot)}: {probe.peak_force_n:.2f} N, "
                  f"{probe.travel_mm:.1f} mm")
+
+    def _robot_note(self, text: str) -> None:
+        """A block the robot's turn gave up on, in the log as it happens."""
+        self._emit("note", text=f"robot: {text}", t=self._now())
+        self.say(f"  robot: {text}")
 
     def _fell(self, message: str, t: float) -> None:
         self.say(message)

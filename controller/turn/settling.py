@@ -35,6 +35,7 @@ def watch_settling(link: CellLink, released_at: float, window_s: float,
     the next player's first touch since the release, if any), and a fall first seen after that
     touch is the next player's turn's to judge."""
     deadline = released_at + window_s
+    first: TowerObservation | None = None
     while True:
         now = link.arm.device_time()
         seen = link.observe(after=now).observation
@@ -43,7 +44,10 @@ def watch_settling(link: CellLink, released_at: float, window_s: float,
         touch = touched() if touched is not None else None
         if touch is not None and touch < deadline:
             return Settled(WindowEnd.TOUCHED, seen, max(touch, released_at))
-        if seen.fell:
+        # Against the window's first look: blocks that drop one look after another are each too
+        # few for perception, which compares a look with the last one
+        first = first or seen
+        if seen.fell_since(first):
             return Settled(WindowEnd.FELL, seen, now)
         if now >= deadline:
             return Settled(WindowEnd.CLOSED, seen, deadline)

@@ -4,11 +4,16 @@ touch before it closes ends it early (one after it closes does not)."""
 from types import SimpleNamespace
 
 from controller.turn.settling import WATCH_EVERY_S, WindowEnd, watch_settling
+from perception.observation import TowerObservation
+from planning.game.geometry import TowerPose
+
+FRESH = {(layer, slot): True for layer in range(1, 19) for slot in range(3)}
 
 
 class FakeLink:
-    def __init__(self, fall_at=None):
-        self.time, self.fall_at, self.looks = 100.0, fall_at, []
+    """Perception calls a fall from `fall_at` on; `emptied(t)`: the slots read empty at t."""
+    def __init__(self, fall_at=None, emptied=lambda t: ()):
+        self.time, self.fall_at, self.emptied, self.looks = 100.0, fall_at, emptied, []
         self.arm = SimpleNamespace(device_time=lambda: self.time, wait_for=self._wait_for)
 
     def _wait_for(self, predicate, timeout_s):
@@ -18,7 +23,10 @@ class FakeLink:
     def observe(self, after=None):
         self.looks.append(self.time)
         fell = self.fall_at is not None and self.time >= self.fall_at
-        return SimpleNamespace(observation=SimpleNamespace(fell=fell))
+        gone = set(self.emptied(self.time))
+        seen = TowerObservation(self.time, TowerPose(0.5, 0.0, 0.785, 0.015), 0.0, 0.1, [],
+                                {key: key not in gone for key in FRESH}, fell=fell)
+        return SimpleNamespace(observation=seen)
 
 
 def test_the_window_runs_out_with_the_tower_standing():
@@ -47,3 +55,11 @@ def test_a_fall_seen_after_the_next_player_touched_is_not_the_window_s():
     link = FakeLink(fall_at=105.0)             # what a hand at the tower can look like
     settled = watch_settling(link, 99.0, 10.0, touched=lambda: 104.8 if link.time >= 105.0 else None)
     assert settled.end is WindowEnd.TOUCHED and settled.at == 104.8
+
+
+def test_blocks_dropping_one_look_after_another_are_a_fall():
+    """Each look empties one slot more than the last, too few for perception to call."""
+    top = [(18, 0), (18, 1), (18, 2)]
+    link = FakeLink(emptied=lambda t: top[:int(max(t - 102.0, 0))])
+    settled = watch_settling(link, 99.0, 10.0)
+    assert settled.end is WindowEnd.FELL and settled.at == 105.0
