@@ -108,12 +108,13 @@ class SoloResult:
 def play_solo(link: CellLink, turns: int | None = None, options: RuleOptions = RuleOptions(),
               on_turn: Callable[[TurnReport], None] | None = None,
               policy: Policy | None = None,
-              on_phase: Callable[[str, TurnReport], None] | None = None) -> SoloResult:
+              on_phase: Callable[[str, TurnReport], None] | None = None,
+              on_note: Callable[[str], None] | None = None) -> SoloResult:
     """`turns`: a move cap (None: to the game's end); `policy`: how blocks are chosen
     (planning/policies.py; the robot's own by default); `on_phase(name, report)` is told as each
-    phase of a turn begins."""
+    phase of a turn begins, `on_note(text)` of each block a turn gives up on."""
     player = arm_player(link, options, policy)
-    player.on_phase = on_phase
+    player.on_phase, player.on_note = on_phase, on_note
     return play_game(player, turns, on_turn)
 
 

@@ -152,7 +152,8 @@ def run_play(args: argparse.Namespace) -> int:
         with CellLink(cell, serial, cameras, stall_s=None if args.serial else SIM_STALL_S) as link:
             result = play_solo(link, args.turns, on_turn=lambda r: print(_describe(r), flush=True),
                                on_phase=lambda phase, r: print(
-                                   f"  turn {r.number}: {turn_phase(phase, r)}", flush=True))
+                                   f"  turn {r.number}: {turn_phase(phase, r)}", flush=True),
+                               on_note=lambda text: print(f"  {text}", flush=True))
     except (CellLinkError, ArmError) as exc:
         raise CommandError(str(exc), EXIT_FAILED) from None
     finally:

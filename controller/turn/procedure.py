@@ -30,6 +30,10 @@ from planning.stability import BlockDims
 from planning.strategy import RESTORE_M, Action, placement_guards, placement_slot, set_down_ends
 from planning.game.tower import layer_axis
 
+# a pull given up, in words (GaveUp)
+GAVE_UP_WHY = {GaveUp.APPROACH: "the fingers met it at every grasp",
+               GaveUp.DRAG: "the tower came along as it was pulled",
+               GaveUp.SLIP: "it slid out of the fingers"}
 
 class Player:
     """The robot as a player: the policy it chooses by, the rules, and for the tower being played
@@ -45,6 +49,9 @@ class Player:
         self.on_probe: Callable[[ProbeRecord], None] | None = None   # told of each probe at once
         # told as each phase of a turn begins (its name and the report so far), for the console
         self.on_phase: Callable[[str, TurnReport], None] | None = None
+        # told at once of each block the turn gives up on (it jammed, could not be reached or
+        # pulled), in words: a turn that ends in an error returns no report to read them from
+        self.on_note: Callable[[str], None] | None = None
 
     def play(self, number: int, blocks_moved: int = 0, watch_window: bool = True) -> TurnReport:
         """Play one turn. An error that ends it carries what was done so far as `.report`. With
@@ -159,8 +166,9 @@ class Turn:
                 continue
             try:
                 felt = hands.probe(candidate, step.guard_n)
-            except PlanError:         # no way for the hands to reach it: not this turn
+            except PlanError as exc:  # no way for the hands to reach it: not this turn
                 chooser.jammed(candidate)
+                self._note(f"{slot_name(*candidate)} cannot be reached for a test push ({exc})")
                 continue
             outcome = felt.outcome
             record = ProbeRecord(candidate[0], candidate[1], look.blocks.get(candidate),
@@ -193,9 +201,16 @@ class Turn:
         if not pushed.jammed:
             return True
         self.chooser.jammed(source)
-        if pushed.moved_m > RESTORE_M:
+        restore = pushed.moved_m > RESTORE_M
+        self._note(f"{slot_name(*source)} jammed in the push-through at {jam_n:.2f} N, "
+                   f"{pushed.moved_m * 1000:.1f} mm in" + ("; put back" if restore else ""))
+        if restore:
             self.hands.restore(source, pushed.moved_m, jam_n)
         return False
+
+    def _note(self, text: str) -> None:
+        if self.player.on_note is not None:
+            self.player.on_note(text)
 
     # --- taking -------------------------------------------------------------------------------
 
@@ -211,6 +226,8 @@ class Turn:
             return True
         self.report.gave_up(source, pulled.gave_up, pulled.drawn_m, pulled.peak_force_n,
                             None if pulled.gave_up is GaveUp.APPROACH else list(pulled.trace))
+        self._note(f"{slot_name(*source)} let go: {GAVE_UP_WHY[pulled.gave_up]} "
+                   f"({pulled.drawn_m * 1000:.1f} mm drawn, {pulled.peak_force_n:.2f} N); put back")
         if pulled.gave_up is not GaveUp.APPROACH:
             self.player.dragged.add(source)
         self.hands.restore(source, PUSH_THROUGH + max(pulled.drawn_m, 0.0),

@@ -10,6 +10,7 @@ from controller.solo import play_game
 from controller.turn.hands import GaveUp
 from controller.turn.procedure import Player
 from controller.turn.report import NoMoveError, Phase, TurnError
+from controller.wording import slot_name
 from planning.motion.planner import PUSH_THROUGH
 from planning.policies import POLICIES, Policy
 from planning.game.rules import RuleOptions, legal_sources
@@ -69,8 +70,12 @@ def test_a_pull_that_drags_is_put_back_ruled_out_and_the_tower_looked_at_again()
         dragging.append(source)
         return GaveUp.DRAG if len(dragging) == 1 else None
     p, hands = player(script=Script(pull=first_drags))
+    notes = []
+    p.on_note = notes.append
     report = p.play(1)
     first = dragging[0]
+    assert notes == [f"{slot_name(*first)} let go: the tower came along as it was pulled "
+                     f"(12.0 mm drawn, 1.00 N); put back"]      # told as it happened
     i = hands.steps.index(("pull", first))
     assert hands.steps[i + 1] == ("restore", first, round(PUSH_THROUGH + 0.012, 6))
     assert hands.steps[i + 2] == ("look",)                  # before anything else is touched
@@ -131,9 +136,12 @@ def test_under_no_testing_a_block_the_probe_moved_must_be_the_one_taken():
     no_testing = RuleOptions(no_testing=True)
     moved = Script(feel=lambda source, guard: (0.55, 0.002, True), jams=lambda source: True)
     p, hands = player(script=moved, options=no_testing)
+    notes = []
+    p.on_note = notes.append
     with pytest.raises(TurnError, match=r"no testing: the block in layer \d+ slot \d moved and would not come out"):
         p.play(1)
     assert kinds(hands.steps) == ["look", "probe", "push_through", "restore"]
+    assert len(notes) == 1 and "jammed in the push-through" in notes[0] and "put back" in notes[0]
     # a tight block the probe did not move may be left for another
     unmoved = Script(feel=lambda source, guard: TIGHT if len(hands.steps) < 6 else LOOSE)
     p, hands = player(script=unmoved, options=no_testing)
