@@ -2,7 +2,7 @@ import pytest
 
 from planning.looseness import LoosenessBelief, ProbeOutcome, probe_threshold_n
 from planning.stability import BlockDims
-from planning.strategy import (MAX_PROBES, MIN_ALIGN_N, MIN_PRESS_N, PLACE_SAFETY, RIDER_P, RIDER_SAFE_P,
+from planning.strategy import (FOUND_TIGHT_P, MAX_PROBES, MAX_PROBES_TIGHT, MIN_ALIGN_N, MIN_PRESS_N, PLACE_SAFETY, RIDER_P, RIDER_SAFE_P,
                                Decision, after_probe, best_probed, keeps_less, next_probe,
                                placement_guards, placement_slot, rank, set_down_ends)
 from planning.stability import press_limit_n, push_limit_n
@@ -73,6 +73,17 @@ def test_probe_policy():
     assert last.action == "take_best" and last.source == (8, 2) and not last.restore
     shoved_last = after_probe(belief, shoved, MAX_PROBES)
     assert shoved_last.source == (8, 2) and shoved_last.restore      # 7.0 goes home first
+
+
+def test_a_block_found_tight_is_forced_only_after_more_probes():
+    belief = LoosenessBelief.prior(TowerState.fresh())
+    tight = [ProbeOutcome(layer, 0, 0.7, 0.0, True, 0.6) for layer in range(4, 4 + MAX_PROBES_TIGHT)]
+    for outcome in tight:
+        belief.update(outcome)
+    assert belief.p_loose[4, 0] < FOUND_TIGHT_P
+    assert after_probe(belief, tight[MAX_PROBES - 1], MAX_PROBES).action == "next"
+    forced = after_probe(belief, tight[-1], MAX_PROBES_TIGHT)
+    assert forced.action == "take_best" and forced.source in {(o.layer, o.slot) for o in tight}
 
 
 def test_a_block_that_jammed_is_never_the_best_bet_again():
