@@ -12,7 +12,7 @@ import numpy as np
 from perception.camera_model import CameraModel
 from perception.events import FallWatch, SettleWatch, WorkspaceWatch
 from perception.markers import MarkerDetector, MarkerSighting
-from perception.observation import TowerObservation, TowerObserver
+from perception.observation import PerceptionError, TowerObservation, TowerObserver
 from perception.sources import Frame
 from perception.tower_estimator import TowerEstimator
 from perception.tower_model import TowerModel
@@ -70,7 +70,7 @@ class Perception:
         obs = self.observer.observe(images, sightings, self.pose, time, search)
         if self._standing is not None and obs.fell_since(self._standing):
             obs.fell = True   # blocks that stood a moment ago are nowhere in the tower
-        if not obs.fell:
+        if not obs.fell and _reads_as_tower(obs):
             self._standing = obs
         events = []
         fell = self.falls.update(obs)
@@ -119,3 +119,16 @@ class Perception:
         if x1 - x0 < 32 or y1 - y0 < 32:
             return 0, 0, w, h
         return x0, y0, x1, y1
+
+
+def _reads_as_tower(obs: TowerObservation) -> bool:
+    """Whether a look reads as a tower, and so may be the one later looks are compared with. A
+    block in a person's hand above the top was read as a layer of its own, over empty ones; that
+    look, taken as the tower, made every later look three slots short of it (a block in a hand is
+    not in the next look), and perception called a fall of a standing tower until the round
+    ended (a seed-1 match)."""
+    try:
+        obs.tower_state()
+    except PerceptionError:
+        return False
+    return True
