@@ -78,9 +78,10 @@ class FastHands:
                        "a push-through")
         return Pushed(r.tripped, already + r.block_travel)
 
-    def restore(self, source: Slot, travel_m: float, jam_n: float) -> None:
+    def restore(self, source: Slot, travel_m: float, jam_n: float) -> float:
         self._at_block = None
-        self._push(source, travel_m, jam_n, PUSH_SPEED, "a push back home", from_front=True)
+        r = self._push(source, travel_m, jam_n, PUSH_SPEED, "a push back home", from_front=True)
+        return max(travel_m - r.block_travel, 0.0)
 
     def pull(self, source: Slot) -> Pulled:
         bench = self.bench

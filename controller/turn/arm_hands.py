@@ -44,8 +44,9 @@ PULL_RESUMES = 10
 # at 0.15 N: at 2 N the fingers of the simulated cell shoved turned blocks 5-23 mm back into the
 # tower without tripping. The approach's own speed-up reads 0.13 N on the 1.3 kg tool.
 GRASP_GUARD_N = 0.6
-# A push home stopped by its guard this far or more short of its end goes on after a fresh tare, at
-# most ALIGN_RESUMES times: in HIL runs and a seed-1 match the guard tripped as the push began
+# A push home (a placed block's, or a tested block's put back) stopped by its guard this far or more
+# short of its end goes on after a fresh tare, at most ALIGN_RESUMES times: in HIL runs and a
+# seed-1 match the placed block's guard tripped as the push began
 # (the wrist's reading of the start, the block untouched) and left the block 29 mm out of its
 # slot, where the cameras read no block, and the next place was set down on it.
 ALIGN_SHORT_M = 0.003
@@ -171,8 +172,9 @@ class ArmHands:
         self._retreat(plan, "back_out")
         return Pushed(jammed, moved)
 
-    def restore(self, source: Slot, travel_m: float, jam_n: float) -> None:
-        """Push a block back from the front by as far as it was moved."""
+    def restore(self, source: Slot, travel_m: float, jam_n: float) -> float:
+        """Push a block back from the front by as far as it was moved; returns how far short of
+        that it stopped (m)."""
         self.withdraw()
         layer, slot = source
         front = self.planner.tower.front_end(layer)
@@ -183,8 +185,11 @@ class ArmHands:
                                  gentle_approach=True,
                                  **seen_offset(self.planner.tower, self.obs, source))
         self.moves.come_to_face(plan)
-        self.moves.follow(plan.step("push"))
+        step = plan.step("push")
+        self._go_on(plan, step, self.moves.follow(step), PUSH_SPEED)
+        short = self._short_of(plan, step)
         self._retreat(plan, "restore_retreat")
+        return short
 
     def _push_plan(self, source: Slot, end: int, protrusion: float, guard_n: float) -> MotionPlan:
         """A slow guarded push on the block's `end` face, planned so that it may go on through."""
@@ -388,14 +393,16 @@ class ArmHands:
                 self.moves.dwell_and_tare()
             result = self.moves.follow(step)
             if step.label == "align_push":
-                result = self._push_home_on(plan, step, result)
+                result = self._go_on(plan, step, result, PUSH_HOME_SPEED)
                 stopped_early = result.outcome is MotionOutcome.GUARD
                 released = self.arm.device_time()
         return released if released is not None else self.arm.device_time()
 
-    def _push_home_on(self, plan: MotionPlan, step: MoveStep, result: MotionResult) -> MotionResult:
-        """Go on with a push home its guard stopped well short of its end (see ALIGN_SHORT_M),
-        from where it stopped, after a fresh tare; a block that truly jams trips it again."""
+    def _go_on(self, plan: MotionPlan, step: MoveStep, result: MotionResult, speed: float
+               ) -> MotionResult:
+        """Go on with a push home (a placed block's, a tested block's put back) its guard stopped
+        well short of its end (see ALIGN_SHORT_M), from where it stopped, after a fresh tare; a
+        block that truly jams trips it again."""
         end = self.planner.arm.fk(step.trajectory.end, plan.frame).t
         for _ in range(ALIGN_RESUMES):
             here = self.planner.arm.fk(self.moves.q(), plan.frame).t
@@ -403,9 +410,14 @@ class ArmHands:
                 break
             self.moves.dwell_and_tare()
             on = self.planner.straight(self.moves.q(), plan.frame, end - here, tower_layers=self.layers,
-                                       speed=PUSH_HOME_SPEED, exempt=("probe",), label=step.label)
+                                       speed=speed, exempt=("probe",), label=step.label)
             result = self.moves.follow(MoveStep(step.label, on.moves[0].trajectory, step.guard))
         return result
+
+    def _short_of(self, plan: MotionPlan, step: MoveStep) -> float:
+        """How far the tool stands short of the end of `step` (m)."""
+        end = self.planner.arm.fk(step.trajectory.end, plan.frame).t
+        return float(np.linalg.norm(end - self.planner.arm.fk(self.moves.q(), plan.frame).t))
 
     def clear(self) -> None:
         self.moves.transit(self.planner.arm.home, self.layers + 1)

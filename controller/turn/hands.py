@@ -112,8 +112,9 @@ class Hands(Protocol):
         """Push the block from the back until it sticks out at the front (on from the probe when
         the fingertip is still at it), giving up at `jam_n`; then back out of the hole."""
 
-    def restore(self, source: Slot, travel_m: float, jam_n: float) -> None:
-        """Push a block moved `travel_m` toward the front back home from the front."""
+    def restore(self, source: Slot, travel_m: float, jam_n: float) -> float:
+        """Push a block moved `travel_m` toward the front back home from the front; returns how
+        far short of home it stopped (m)."""
 
     def pull(self, source: Slot) -> Pulled:
         """Grasp the block's protruding end and draw it clear, guarded against a drag."""

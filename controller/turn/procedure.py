@@ -190,7 +190,7 @@ class Turn:
                 continue
             hands.withdraw()
             if decision.restore:
-                hands.restore(candidate, outcome.travel_m, chooser.jam_n(candidate))
+                self._restore(candidate, outcome.travel_m)
             if decision.action is Action.TAKE_BEST and self._push_through(decision.source):
                 return decision.source
 
@@ -205,8 +205,14 @@ class Turn:
         self._note(f"{slot_name(*source)} jammed in the push-through at {jam_n:.2f} N, "
                    f"{pushed.moved_m * 1000:.1f} mm in" + ("; put back" if restore else ""))
         if restore:
-            self.hands.restore(source, pushed.moved_m, jam_n)
+            self._restore(source, pushed.moved_m)
         return False
+
+    def _restore(self, source: Slot, travel_m: float) -> None:
+        """Put a block the turn moved back home; one left short of it is told."""
+        short = self.hands.restore(source, travel_m, self.chooser.jam_n(source))
+        if short > RESTORE_M:
+            self._note(f"{slot_name(*source)} put back, but {short * 1000:.1f} mm short of home")
 
     def _note(self, text: str) -> None:
         if self.player.on_note is not None:
@@ -230,7 +236,6 @@ class Turn:
                    f"({pulled.drawn_m * 1000:.1f} mm drawn, {pulled.peak_force_n:.2f} N); put back")
         if pulled.gave_up is not GaveUp.APPROACH:
             self.player.dragged.add(source)
-        self.hands.restore(source, PUSH_THROUGH + max(pulled.drawn_m, 0.0),
-                           self.chooser.jam_n(source))
+        self._restore(source, PUSH_THROUGH + max(pulled.drawn_m, 0.0))
         self.chooser.jammed(source)
         return False

@@ -28,6 +28,7 @@ class Script:
         lambda source, guard_n: (0.1, 0.004, False)              # (peak N, travel m, tripped)
     jams: Callable[[Slot], bool] = lambda source: False
     pull: Callable[[Slot], GaveUp | None] = lambda source: None
+    short: Callable[[Slot], float] = lambda source: 0.0          # how far a put-back stops short
     falls_in_window: bool = False
     out_of_place_after_window: tuple = ()                         # blocks seen in no slot then
     looks: list[Look] = field(default_factory=list)               # looks to give, in turn
@@ -77,8 +78,9 @@ class ScriptedHands:
         jammed = self.script.jams(source)
         return Pushed(jammed, 0.01 if jammed else 0.027)
 
-    def restore(self, source, travel_m, jam_n) -> None:
+    def restore(self, source, travel_m, jam_n) -> float:
         self.steps.append(("restore", source, round(travel_m, 6)))
+        return self.script.short(source)
 
     def pull(self, source) -> Pulled:
         self.steps.append(("pull", source))

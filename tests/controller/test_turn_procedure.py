@@ -111,6 +111,17 @@ def test_a_tight_block_is_not_probed_again_next_turn_unless_its_load_changed():
     assert not {(r.layer, r.slot) for r in second.probes} & far
 
 
+def test_a_block_put_back_short_of_home_is_told():
+    pulls = []                       # the first pull drags and its block is put back, short
+    script = Script(pull=lambda source: (pulls.append(source), GaveUp.DRAG if len(pulls) == 1
+                                         else None)[1], short=lambda source: 0.0045)
+    p, hands = player(script=script)
+    notes = []
+    p.on_note = notes.append
+    p.play(1)
+    assert any(n.endswith("put back, but 4.5 mm short of home") for n in notes)
+
+
 def test_fingers_that_cannot_get_around_a_block_put_it_back_but_do_not_rule_it_out_for_the_game():
     refused = []
     script = Script(pull=lambda source: (refused.append(source), GaveUp.APPROACH)[1]
