@@ -22,3 +22,9 @@ def turn_phase(phase: str, report) -> str:
             "pull": "pushing the chosen block out and pulling it", "place": "placing the block on top",
             "clear": "moving clear of the tower",
             "settle": "watching the settling window"}.get(phase, phase)
+
+
+# Why a pull was given up (controller/turn/hands.py GaveUp, by its value), in words.
+GAVE_UP_WHY = {"approach": "the fingers could not get around it",
+               "pull": "the tower came along as it was pulled",
+               "slip": "it slid out of the fingers"}

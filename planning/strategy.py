@@ -69,8 +69,8 @@ MAX_PROBES = 6
 # After MAX_PROBES the best block probed is taken, but not one the probes found tight (its chance
 # of being loose below FOUND_TIGHT_P) while untested candidates are left, up to MAX_PROBES_TIGHT
 # probes: pushed through at the jam limit, a tight block drags the tower above it. In a seed-1
-# match two tight blocks of layer 5 taken so moved everything above them 2.4 mm, then 8.5 mm, and
-# the tower fell at the next push.
+# match two tight blocks of layer 5 taken so moved the layers above them 2.5-5 mm, then 5-8 mm,
+# and the tower fell at the next push.
 FOUND_TIGHT_P = 0.1
 MAX_PROBES_TIGHT = 10
 # Setting a block down presses on the tower, and pushing it home pushes the top layer: both stay

@@ -40,8 +40,8 @@ PERSON_TURN_LIMIT_S = 600.0  # a person silent this long (world time) is asked a
 CONFIRM_FALL_S = 10.0       # world time a fall seen in the person's turn must go on being seen
 SAY_WAITING_S = 20.0        # world time between "still the person's turn" lines
 SETTLE_S = 1.0              # the tower is left this long after the hand has gone before judging
-# World time the workspace may stay busy after the person said done before the robot judges what
-# stays there (blocks that fell, or something left at the tower).
+# Time the workspace may stay busy after the person said done before the robot judges what stays
+# there (blocks that fell, or something left at the tower).
 STAYS_AFTER_DONE_S = 10.0
 # The safety monitor's picture of the clear workspace counts blocks this far above the top as
 # tower, so the blocks placed until it is next refreshed are not taken for a hand.
@@ -70,6 +70,7 @@ class MatchRunner:
         self.monitor = SafetyMonitor(link, ArmModel(link.cell), on_event=self._safety)
         self.seen: TowerObservation | None = None
         self._told = False                  # the person has been told it is their turn
+        self._person_done = False           # the person said done this turn (`_done`)
 
     # --- the match ---------------------------------------------------------------------------------
 
@@ -227,10 +228,10 @@ class MatchRunner:
         self._told = False
         self.say(f"{self.person.name}'s turn: the robot waits and watches")
         waited = said = 0.0
+        self._person_done = False
         done_at: float | None = None      # match time the person was first seen done
         asked = False                     # to take away what stays in the workspace
-        let_go = False                    # a few dropped blocks the rules let go
-        while not (self.person.done() and self.monitor.level is Level.CLEAR):
+        while not (self._done() and self.monitor.level is Level.CLEAR):
             self._wait_world(LOOK_EVERY_S)
             waited += LOOK_EVERY_S
             said += LOOK_EVERY_S
@@ -249,23 +250,21 @@ class MatchRunner:
                 waited = 0.0
             if self._out_of_time(started):
                 return
-            if not self.person.done():
-                done_at = None
+            if not self._done():
                 continue
             done_at = self._now() if done_at is None else done_at
-            if self._now() - done_at < STAYS_AFTER_DONE_S:
+            if asked or self._now() - done_at < STAYS_AFTER_DONE_S:
                 continue
+            asked = True
             dropped = _blocks_dropped(before, look)
-            if dropped and not let_go:
+            if dropped:
                 self._minor_fall(dropped)
                 if not self.progress.in_round:
                     return
-                let_go = True            # the rules let them go: the person clears the table
-            elif not asked:
-                self.person.say("something is still at the tower: take it away so the robot can "
-                                "judge your move")
-                self.say(f"  {self.person.name} is done, but something stays in the workspace")
-                asked = True
+            self.person.say("take the dropped blocks off the table" if dropped else
+                            "something is still at the tower: take it away so the robot can "
+                            "judge your move")
+            self.say(f"  {self.person.name} is done, but something stays in the workspace")
         self._log_tries()
         self._wait_world(SETTLE_S)
         after = self._look()
@@ -305,22 +304,29 @@ class MatchRunner:
 
     def _minor_fall(self, blocks: int) -> None:
         """The person is done, yet blocks that fell lie in the workspace: a fall (strict play ends
-        the round on any block dropped but the moved one; the rules' option may let a few go).
-        Blocks that dropped one look after another were never seen leaving at once, and they hold
-        the safety monitor's pause: in a seed-1 match the fallen top of the tower (5 blocks on
-        the table) kept the match waiting 8 minutes for a clear workspace."""
-        self._log_tries()
+        the round on any block dropped but the moved one; `continue_after_minor_fall` may let a
+        few go). Blocks that dropped one look after another were never seen leaving at once, and
+        they hold the safety monitor's pause: in a seed-1 match the fallen top of the tower (5
+        blocks on the table) kept the match waiting 8 minutes for a clear workspace."""
         self.say(f"{plural(blocks, 'block')} dropped from the tower in the person's turn")
         self._emit("fall", what=Fall.MINOR.value, blocks=blocks, t=self._now())
-        if self.progress.in_round:
-            self.person.say("take the dropped blocks off the table, then say done")
+        if not self.progress.in_round:
+            self._log_tries()
+
+    def _done(self) -> bool:
+        """Whether the person has said they are done this turn. Kept once said: a console person's
+        "done" is one Enter, read once."""
+        self._person_done = self._person_done or self.person.done()
+        return self._person_done
 
     def _looks_fallen(self, before: TowerObservation, look: TowerObservation) -> bool:
-        """Whether `look` shows a fallen tower: perception's own call (which compares with its last
-        look), or, once the person is done and their hand gone, slots emptied since the turn
-        began (`TowerObservation.fell_since`). Blocks that fall one look after another empty too few
-        slots from each look to the next to be called; a hand at the tower hides slots."""
-        return look.fell or (self.person.done() and look.fell_since(before))
+        """Whether `look` shows a fallen tower: perception's own call (which compares with the last
+        look that read as a standing tower), or, once the person is done, slots emptied since the
+        turn began (`TowerObservation.fell_since`). Blocks that fall one look after another empty
+        too few slots from each look to the next to be called; a hand at the tower hides slots,
+        and a person who is done may still have one there: the fall must go on being seen
+        (`_fall_confirmed`)."""
+        return look.fell or (self._done() and look.fell_since(before))
 
     def _fall_confirmed(self, before: TowerObservation) -> bool:
         """Whether a fall seen in the person's turn holds: every look says so for CONFIRM_FALL_S,
@@ -331,7 +337,7 @@ class MatchRunner:
         the tower's own pixels out, saw no hand). A fallen tower never looks standing again."""
         until = self._now() + CONFIRM_FALL_S
         while self._now() < until:
-            if self.person.done() and self.monitor.level is Level.CLEAR:
+            if self._done() and self.monitor.level is Level.CLEAR:
                 return self._looks_fallen(before, self._look())
             self._wait_world(LOOK_EVERY_S)
             if not self._looks_fallen(before, self._look()):
@@ -465,13 +471,13 @@ class MatchRunner:
 
 
 def _blocks_dropped(before: TowerObservation, look: TowerObservation) -> int:
-    """Blocks gone from the tower since `before` beyond the one a move takes: slots emptied
-    beyond one, or blocks seen on the table but one that came from an emptied slot (the moved
-    block, dropped, which the player picks up again)."""
+    """Blocks read lying on the table since `before`, but one that came from an emptied slot (the
+    moved block, dropped, which the player picks up again). Slots that only read empty do not
+    count: what stays at the tower may hide them (three of them are a fall: `fell_since`)."""
     emptied = look.emptied_since(before)
     from_emptied = {b.block for b in before.blocks if (b.layer, b.slot) in emptied}
-    on_table = len(look.on_table) - min(1, len(from_emptied.intersection(look.on_table)))
-    return max(len(emptied) - 1, on_table)
+    new = set(look.on_table) - set(before.on_table)
+    return len(new) - min(1, len(from_emptied & new))
 
 
 def _check_tower(seen: TowerObservation, expected: TowerState | None) -> None:

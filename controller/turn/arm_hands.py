@@ -24,7 +24,7 @@ from perception.observation import PerceptionError, TowerObservation
 from planning.looseness import ProbeOutcome
 from planning.motion.paces import PULL_SPEED, PUSH_HOME_SPEED, retreat_pace
 from planning.motion.planner import PUSH_THROUGH, STANDOFF, MotionPlanner
-from planning.motion.plans import ForceGuard, GripStep, MotionPlan, MoveStep
+from planning.motion.plans import ForceGuard, GripStep, MotionPlan, MoveStep, PlanError
 from planning.policies import Policy
 from planning.game.rules import RuleOptions
 from planning.stability import BlockDims
@@ -44,9 +44,8 @@ PULL_RESUMES = 10
 # at 0.15 N: at 2 N the fingers of the simulated cell shoved turned blocks 5-23 mm back into the
 # tower without tripping. The approach's own speed-up reads 0.13 N on the 1.3 kg tool.
 GRASP_GUARD_N = 0.6
-# A push home (a placed block's, or a tested block's put back) stopped by its guard this far or more
-# short of its end goes on after a fresh tare, at most ALIGN_RESUMES times: in HIL runs and a
-# seed-1 match the placed block's guard tripped as the push began
+# A push home stopped by its guard this far or more short of its end goes on after a fresh tare, at
+# most ALIGN_RESUMES times: in HIL runs and a seed-1 match the guard tripped as the push began
 # (the wrist's reading of the start, the block untouched) and left the block 29 mm out of its
 # slot, where the cameras read no block, and the next place was set down on it.
 ALIGN_SHORT_M = 0.003
@@ -186,7 +185,10 @@ class ArmHands:
                                  **seen_offset(self.planner.tower, self.obs, source))
         self.moves.come_to_face(plan)
         step = plan.step("push")
-        self._go_on(plan, step, self.moves.follow(step), PUSH_SPEED)
+        # Not resumed when its guard stops it, as a push home is: the guard is the jam limit, not
+        # a light one a tare's settling can trip, and the blocks that stopped it in a seed-1 match
+        # were tight ones whose push-through had dragged the tower above them.
+        self.moves.follow(step)
         short = self._short_of(plan, step)
         self._retreat(plan, "restore_retreat")
         return short
@@ -318,9 +320,19 @@ class ArmHands:
         tries = [0.0]
         while tries:
             extra = tries.pop(0)
-            pull = self.planner.pull(self.moves.q(), *source, front, tower_layers=self.layers,
-                                     guard_n=GRASP_GUARD_N, shift=seen["shift"] + extra,
-                                     rise=seen["rise"])
+            try:
+                pull = self.planner.pull(self.moves.q(), *source, front, tower_layers=self.layers,
+                                         guard_n=GRASP_GUARD_N, shift=seen["shift"] + extra,
+                                         rise=seen["rise"])
+            except PlanError as exc:
+                # No grasp the fingers could reach without touching the tower: in a seed-1 match
+                # a block pushed out under a layer of two stopped the match there ("fingers
+                # within 2 mm of the tower"); it goes back home like one the fingers met.
+                touches.append({"layer": source[0], "slot": source[1], "force_n": 0.0,
+                                "unplanned": str(exc), "shift_mm": (seen["shift"] + extra) * 1000})
+                if extra == 0.0:
+                    tries = [REGRASP_SHIFT, -REGRASP_SHIFT]
+                continue
             self.moves.follow(pull.step("transit"))
             self.moves.grip(pull.step("open"))
             self.moves.dwell_and_tare()
@@ -393,29 +405,28 @@ class ArmHands:
                 self.moves.dwell_and_tare()
             result = self.moves.follow(step)
             if step.label == "align_push":
-                result = self._go_on(plan, step, result, PUSH_HOME_SPEED)
+                result = self._push_home_on(plan, step, result)
                 stopped_early = result.outcome is MotionOutcome.GUARD
                 released = self.arm.device_time()
         return released if released is not None else self.arm.device_time()
 
-    def _go_on(self, plan: MotionPlan, step: MoveStep, result: MotionResult, speed: float
-               ) -> MotionResult:
-        """Go on with a push home (a placed block's, a tested block's put back) its guard stopped
-        well short of its end (see ALIGN_SHORT_M), from where it stopped, after a fresh tare; a
-        block that truly jams trips it again."""
+    def _push_home_on(self, plan: MotionPlan, step: MoveStep, result: MotionResult) -> MotionResult:
+        """Go on with a push home its guard stopped well short of its end (see ALIGN_SHORT_M),
+        from where it stopped, after a fresh tare; a block that truly jams trips it again."""
         end = self.planner.arm.fk(step.trajectory.end, plan.frame).t
         for _ in range(ALIGN_RESUMES):
-            here = self.planner.arm.fk(self.moves.q(), plan.frame).t
-            if result.outcome is not MotionOutcome.GUARD or np.linalg.norm(end - here) < ALIGN_SHORT_M:
+            if result.outcome is not MotionOutcome.GUARD or self._short_of(plan, step) < ALIGN_SHORT_M:
                 break
             self.moves.dwell_and_tare()
+            here = self.planner.arm.fk(self.moves.q(), plan.frame).t
             on = self.planner.straight(self.moves.q(), plan.frame, end - here, tower_layers=self.layers,
-                                       speed=speed, exempt=("probe",), label=step.label)
+                                       speed=PUSH_HOME_SPEED, exempt=("probe",), label=step.label)
             result = self.moves.follow(MoveStep(step.label, on.moves[0].trajectory, step.guard))
         return result
 
     def _short_of(self, plan: MotionPlan, step: MoveStep) -> float:
-        """How far the tool stands short of the end of `step` (m)."""
+        """How far the tool stands from the end of `step` (m): for a push, how far short of where
+        the plan would have left the block's face."""
         end = self.planner.arm.fk(step.trajectory.end, plan.frame).t
         return float(np.linalg.norm(end - self.planner.arm.fk(self.moves.q(), plan.frame).t))
 

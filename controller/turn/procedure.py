@@ -20,7 +20,7 @@ from controller.turn.checks import outcome_problem
 from controller.turn.hands import GaveUp, Hands, Look, PlaceOrder, Slot
 from controller.turn.report import (NoMoveError, Phase, PhaseClock, ProbeRecord, TowerFellError,
                                     TurnError, TurnReport)
-from controller.wording import slot_name
+from controller.wording import GAVE_UP_WHY, slot_name
 from planning.looseness import LoosenessBelief, ProbeMemory
 from planning.motion.planner import PLACE_GUARD_N, PLACE_OVERHANG, PUSH_THROUGH
 from planning.motion.plans import PlanError
@@ -29,11 +29,6 @@ from planning.game.rules import RuleOptions, check_move
 from planning.stability import BlockDims
 from planning.strategy import RESTORE_M, Action, placement_guards, placement_slot, set_down_ends
 from planning.game.tower import layer_axis
-
-# a pull given up, in words (GaveUp)
-GAVE_UP_WHY = {GaveUp.APPROACH: "the fingers met it at every grasp",
-               GaveUp.DRAG: "the tower came along as it was pulled",
-               GaveUp.SLIP: "it slid out of the fingers"}
 
 class Player:
     """The robot as a player: the policy it chooses by, the rules, and for the tower being played
@@ -201,18 +196,17 @@ class Turn:
         if not pushed.jammed:
             return True
         self.chooser.jammed(source)
-        restore = pushed.moved_m > RESTORE_M
-        self._note(f"{slot_name(*source)} jammed in the push-through at {jam_n:.2f} N, "
-                   f"{pushed.moved_m * 1000:.1f} mm in" + ("; put back" if restore else ""))
-        if restore:
+        self._note(f"{slot_name(*source)} jammed in the push-through (its {jam_n:.2f} N limit), "
+                   f"{pushed.moved_m * 1000:.1f} mm in")
+        if pushed.moved_m > RESTORE_M:
             self._restore(source, pushed.moved_m)
         return False
 
     def _restore(self, source: Slot, travel_m: float) -> None:
         """Put a block the turn moved back home; one left short of it is told."""
         short = self.hands.restore(source, travel_m, self.chooser.jam_n(source))
-        if short > RESTORE_M:
-            self._note(f"{slot_name(*source)} put back, but {short * 1000:.1f} mm short of home")
+        self._note(f"{slot_name(*source)} put back" + (f", but {short * 1000:.1f} mm short of home"
+                                                       if short > RESTORE_M else ""))
 
     def _note(self, text: str) -> None:
         if self.player.on_note is not None:
@@ -233,7 +227,7 @@ class Turn:
         self.report.gave_up(source, pulled.gave_up, pulled.drawn_m, pulled.peak_force_n,
                             None if pulled.gave_up is GaveUp.APPROACH else list(pulled.trace))
         self._note(f"{slot_name(*source)} let go: {GAVE_UP_WHY[pulled.gave_up]} "
-                   f"({pulled.drawn_m * 1000:.1f} mm drawn, {pulled.peak_force_n:.2f} N); put back")
+                   f"({pulled.drawn_m * 1000:.1f} mm drawn, {pulled.peak_force_n:.2f} N)")
         if pulled.gave_up is not GaveUp.APPROACH:
             self.player.dragged.add(source)
         self._restore(source, PUSH_THROUGH + max(pulled.drawn_m, 0.0))

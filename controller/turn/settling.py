@@ -45,8 +45,9 @@ def watch_settling(link: CellLink, released_at: float, window_s: float,
         if touch is not None and touch < deadline:
             return Settled(WindowEnd.TOUCHED, seen, max(touch, released_at))
         # Against the window's first look: blocks that drop one look after another are each too
-        # few for perception, which compares a look with the last one
-        first = first or seen
+        # few for perception, which compares a look with the last one that stood
+        if first is None:
+            first = seen
         if seen.fell_since(first):
             return Settled(WindowEnd.FELL, seen, now)
         if now >= deadline:

@@ -15,6 +15,7 @@ from controller.turn.hands import GaveUp
 from controller.turn.report import TurnError
 from firmware_bridge.client import MotionOutcome, MotionResult
 from planning.motion.planner import PULL_GRIP_N, PUSH_THROUGH
+from planning.motion.plans import PlanError
 from tests.controller.test_turn_checks import observation
 
 
@@ -229,6 +230,17 @@ def test_a_block_that_slides_out_of_the_light_grip_is_let_go(planner, default_ce
     assert pulled.gave_up is GaveUp.SLIP
 
 
+def test_a_block_no_grasp_can_be_planned_for_is_given_up_like_one_the_fingers_met(
+        planner, default_cell, monkeypatch):
+    def unplannable(*args, **kwargs):
+        raise PlanError("cannot pull layer 7 slot 1 from its + end: fingers within 2 mm of the tower")
+    monkeypatch.setattr(planner, "pull", unplannable)
+    arm = RecordingArm(planner.arm.home)
+    pulled = arm_hands(planner, default_cell, arm).pull((7, 1))
+    assert pulled.gave_up is GaveUp.APPROACH and not arm.calls      # nothing moved
+    assert len(pulled.touches) == 3 and all("within 2 mm" in t["unplanned"] for t in pulled.touches)
+
+
 def test_knock_after_knock_is_a_drag_after_all(planner, default_cell):
     arm = RecordingArm(planner.arm.home, pull_traces=[KNOCK] * (PULL_RESUMES + 1))
     pulled = arm_hands(planner, default_cell, arm).pull((7, 1))
@@ -318,23 +330,11 @@ def _look_twice(hands, arm, link):
     assert len(link.looks) == looks + 1
 
 
-@pytest.mark.parametrize("trips", [1, 10])
-def test_a_put_back_stopped_short_goes_on_and_says_how_far_short_it_stopped(planner, default_cell,
-                                                                           trips):
-    # the same resume as the push home: in a seed-1 match two tested blocks were put back
-    # 4.5-5.4 mm short of home and nothing said so
-    left = [trips]
-
-    def stop_when(guard):
-        if left[0] == 0:
-            return False
-        left[0] -= 1
-        return True
-
-    arm = RecordingArm(planner.arm.home, stop_when=stop_when)
+@pytest.mark.parametrize("trips", [False, True])
+def test_a_put_back_says_how_far_short_of_home_it_stopped(planner, default_cell, trips):
+    # in a seed-1 match two tested blocks were put back 4.5-5.4 mm short of home, nothing said;
+    # the jam limit that stops it is a real jam, so it is not pushed again
+    arm = RecordingArm(planner.arm.home, stop_when=lambda guard: trips)
     short = arm_hands(planner, default_cell, arm).restore((8, 1), 0.02, 1.0)
-    guarded = [c for c in arm.calls if c == ("follow", True)]
-    if trips == 1:
-        assert short < 1e-4 and len(guarded) == 2
-    else:
-        assert short > 0.003 and len(guarded) == 1 + ALIGN_RESUMES
+    assert len([c for c in arm.calls if c == ("follow", True)]) == 1
+    assert (short > 0.003) == trips and (short < 1e-4) == (not trips)

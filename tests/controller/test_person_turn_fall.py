@@ -137,3 +137,16 @@ def test_something_left_in_the_workspace_is_asked_for_once(tmp_path, default_cel
     assert len(said) == 1 and "take it away" in said[0]
     kinds = [e["event"] for e in read_events(path)]
     assert "fall" not in kinds and "place" in kinds
+
+
+def test_a_done_said_once_ends_the_turn(tmp_path, default_cell):
+    """A console person's "done" is one Enter, read once: the turn ends on it, however many times
+    the robot asks while it looks."""
+    hand = lambda t: 5.0 <= t < 12.0                                   # noqa: E731
+    sees = lambda t: _seen(MOVED) if t >= 8.0 else _seen(FRESH)       # noqa: E731
+    runner, path = _runner(tmp_path, default_cell, sees, hand)
+    said = iter([True])
+    arm = runner.link.arm
+    runner.person.done = lambda: arm.t >= 20.0 and next(said, False)
+    runner._person_turn()
+    assert "place" in [e["event"] for e in read_events(path)]

@@ -75,7 +75,7 @@ def test_a_pull_that_drags_is_put_back_ruled_out_and_the_tower_looked_at_again()
     report = p.play(1)
     first = dragging[0]
     assert notes == [f"{slot_name(*first)} let go: the tower came along as it was pulled "
-                     f"(12.0 mm drawn, 1.00 N); put back"]      # told as it happened
+                     f"(12.0 mm drawn, 1.00 N)", f"{slot_name(*first)} put back"]     # told as it happened
     i = hands.steps.index(("pull", first))
     assert hands.steps[i + 1] == ("restore", first, round(PUSH_THROUGH + 0.012, 6))
     assert hands.steps[i + 2] == ("look",)                  # before anything else is touched
@@ -152,7 +152,7 @@ def test_under_no_testing_a_block_the_probe_moved_must_be_the_one_taken():
     with pytest.raises(TurnError, match=r"no testing: the block in layer \d+ slot \d moved and would not come out"):
         p.play(1)
     assert kinds(hands.steps) == ["look", "probe", "push_through", "restore"]
-    assert len(notes) == 1 and "jammed in the push-through" in notes[0] and "put back" in notes[0]
+    assert len(notes) == 2 and "jammed in the push-through" in notes[0] and "put back" in notes[1]
     # a tight block the probe did not move may be left for another
     unmoved = Script(feel=lambda source, guard: TIGHT if len(hands.steps) < 6 else LOOSE)
     p, hands = player(script=unmoved, options=no_testing)

@@ -78,10 +78,12 @@ def test_probe_policy():
 def test_a_block_found_tight_is_forced_only_after_more_probes():
     belief = LoosenessBelief.prior(TowerState.fresh())
     tight = [ProbeOutcome(layer, 0, 0.7, 0.0, True, 0.6) for layer in range(4, 4 + MAX_PROBES_TIGHT)]
-    for outcome in tight:
+    for outcome in tight[:MAX_PROBES]:
         belief.update(outcome)
     assert belief.p_loose[4, 0] < FOUND_TIGHT_P
     assert after_probe(belief, tight[MAX_PROBES - 1], MAX_PROBES).action == "next"
+    for outcome in tight[MAX_PROBES:]:
+        belief.update(outcome)
     forced = after_probe(belief, tight[-1], MAX_PROBES_TIGHT)
     assert forced.action == "take_best" and forced.source in {(o.layer, o.slot) for o in tight}
 
