@@ -50,11 +50,6 @@ GRASP_GUARD_N = 0.6
 # slot, where the cameras read no block, and the next place was set down on it.
 ALIGN_SHORT_M = 0.003
 ALIGN_RESUMES = 2
-# A push-through or put-back guarded below this (N; the safe push force high in the tower) goes on
-# the same way: in a seed-1 match a push-through under a 0.23 N limit stopped as it began, on a
-# block that had slid at 0.14 N (read as jammed), and its put-back stopped at once, 6.7 mm short.
-# Under the 3 N jam limit a trip is a real jam: a tight block dragging the tower.
-LIGHT_GUARD_N = 0.5
 REGRASP_SHIFT = 0.008        # a finger met the block: try again this far to its side (m); the open
                              # fingers clear a 25 mm block by 7.5 mm each side
 
@@ -169,10 +164,7 @@ class ArmHands:
                                      label="push_through")
         step = push.moves[0]
         jam = ForceGuard(plan.step("push").guard.direction, jam_n)
-        through = MoveStep(step.label, step.trajectory, jam)
-        result = self.moves.follow(through)
-        if jam_n < LIGHT_GUARD_N:
-            result = self._go_on(plan, through, result, PUSH_SPEED)
+        result = self.moves.follow(MoveStep(step.label, step.trajectory, jam))
         jammed = result.outcome is MotionOutcome.GUARD
         force_n = self.moves.force_along(jam.direction) if jammed else 0.0
         moved = self._block_travel(plan.frame, source, end, protrusion, force_n)
@@ -193,9 +185,10 @@ class ArmHands:
                                  **seen_offset(self.planner.tower, self.obs, source))
         self.moves.come_to_face(plan)
         step = plan.step("push")
-        result = self.moves.follow(step)
-        if jam_n < LIGHT_GUARD_N:
-            self._go_on(plan, step, result, PUSH_SPEED)
+        # Not resumed when its guard stops it, as a push home is: the guard is the jam limit, not
+        # a light one a tare's settling can trip, and the blocks that stopped it in a seed-1 match
+        # were tight ones whose push-through had dragged the tower above them.
+        self.moves.follow(step)
         short = self._short_of(plan, step)
         self._retreat(plan, "restore_retreat")
         return short
@@ -412,16 +405,14 @@ class ArmHands:
                 self.moves.dwell_and_tare()
             result = self.moves.follow(step)
             if step.label == "align_push":
-                result = self._go_on(plan, step, result, PUSH_HOME_SPEED)
+                result = self._push_home_on(plan, step, result)
                 stopped_early = result.outcome is MotionOutcome.GUARD
                 released = self.arm.device_time()
         return released if released is not None else self.arm.device_time()
 
-    def _go_on(self, plan: MotionPlan, step: MoveStep, result: MotionResult, speed: float
-               ) -> MotionResult:
-        """Go on with a lightly guarded push (a push home; a push-through or put-back under a
-        light limit) its guard stopped well short of its end (see ALIGN_SHORT_M), from where it
-        stopped, after a fresh tare; a block that truly jams trips it again."""
+    def _push_home_on(self, plan: MotionPlan, step: MoveStep, result: MotionResult) -> MotionResult:
+        """Go on with a push home its guard stopped well short of its end (see ALIGN_SHORT_M),
+        from where it stopped, after a fresh tare; a block that truly jams trips it again."""
         end = self.planner.arm.fk(step.trajectory.end, plan.frame).t
         for _ in range(ALIGN_RESUMES):
             if result.outcome is not MotionOutcome.GUARD or self._short_of(plan, step) < ALIGN_SHORT_M:
@@ -429,7 +420,7 @@ class ArmHands:
             self.moves.dwell_and_tare()
             here = self.planner.arm.fk(self.moves.q(), plan.frame).t
             on = self.planner.straight(self.moves.q(), plan.frame, end - here, tower_layers=self.layers,
-                                       speed=speed, exempt=("probe",), label=step.label)
+                                       speed=PUSH_HOME_SPEED, exempt=("probe",), label=step.label)
             result = self.moves.follow(MoveStep(step.label, on.moves[0].trajectory, step.guard))
         return result
 

@@ -150,3 +150,19 @@ def test_a_done_said_once_ends_the_turn(tmp_path, default_cell):
     runner.person.done = lambda: arm.t >= 20.0 and next(said, False)
     runner._person_turn()
     assert "place" in [e["event"] for e in read_events(path)]
+
+
+def test_blocks_gone_out_of_sight_while_the_workspace_stays_busy_are_a_fall(tmp_path, default_cell):
+    """Two blocks fell where their markers cannot be read: two slots emptied (the moved block's
+    and one more), too few for a fall, and nothing read on the table. The person is asked to
+    clear the workspace; still busy 20 s after they said done, the lost block is a fall."""
+    hand = lambda t: t >= 5.0                                          # noqa: E731
+    sees = lambda t: _without(MOVED, (18, 0)) if t >= 8.0 else _seen(MOVED)  # noqa: E731
+    runner, path = _runner(tmp_path, default_cell, sees, hand)
+    said = []
+    runner.person.say = said.append
+    runner._person_turn()
+    falls = _falls(path)
+    assert len(said) == 1 and len(falls) == 1 and falls[0]["blocks"] == 1
+    assert 40.0 <= falls[0]["t"] < 41.0            # done at 20 s, asked at 30 s, called at 40 s
+    assert not runner.progress.in_round
