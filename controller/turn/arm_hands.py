@@ -189,7 +189,7 @@ class ArmHands:
         # a light one a tare's settling can trip, and the blocks that stopped it in a seed-1 match
         # were tight ones whose push-through had dragged the tower above them.
         self.moves.follow(step)
-        short = self._short_of(plan, step)
+        short = float(np.linalg.norm(self._left_of(plan, step)))
         self._retreat(plan, "restore_retreat")
         return short
 
@@ -413,22 +413,21 @@ class ArmHands:
     def _push_home_on(self, plan: MotionPlan, step: MoveStep, result: MotionResult) -> MotionResult:
         """Go on with a push home its guard stopped well short of its end (see ALIGN_SHORT_M),
         from where it stopped, after a fresh tare; a block that truly jams trips it again."""
-        end = self.planner.arm.fk(step.trajectory.end, plan.frame).t
         for _ in range(ALIGN_RESUMES):
-            if result.outcome is not MotionOutcome.GUARD or self._short_of(plan, step) < ALIGN_SHORT_M:
+            left = self._left_of(plan, step)
+            if result.outcome is not MotionOutcome.GUARD or np.linalg.norm(left) < ALIGN_SHORT_M:
                 break
             self.moves.dwell_and_tare()
-            here = self.planner.arm.fk(self.moves.q(), plan.frame).t
-            on = self.planner.straight(self.moves.q(), plan.frame, end - here, tower_layers=self.layers,
+            on = self.planner.straight(self.moves.q(), plan.frame, left, tower_layers=self.layers,
                                        speed=PUSH_HOME_SPEED, exempt=("probe",), label=step.label)
             result = self.moves.follow(MoveStep(step.label, on.moves[0].trajectory, step.guard))
         return result
 
-    def _short_of(self, plan: MotionPlan, step: MoveStep) -> float:
-        """How far the tool stands from the end of `step` (m): for a push, how far short of where
-        the plan would have left the block's face."""
+    def _left_of(self, plan: MotionPlan, step: MoveStep) -> np.ndarray:
+        """From where the tool stands to the end of `step` (m, world): for a push stopped short,
+        the rest of its way to where the plan would have left the block's face."""
         end = self.planner.arm.fk(step.trajectory.end, plan.frame).t
-        return float(np.linalg.norm(end - self.planner.arm.fk(self.moves.q(), plan.frame).t))
+        return end - self.planner.arm.fk(self.moves.q(), plan.frame).t
 
     def clear(self) -> None:
         self.moves.transit(self.planner.arm.home, self.layers + 1)
