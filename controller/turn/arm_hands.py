@@ -22,7 +22,7 @@ from controller.turn.settling import WATCH_EVERY_S, WindowEnd, watch_settling
 from firmware_bridge.client import MotionOutcome, MotionResult
 from perception.observation import PerceptionError, TowerObservation
 from planning.looseness import ProbeOutcome
-from planning.motion.paces import PULL_SPEED, PUSH_HOME_SPEED, retreat_pace
+from planning.motion.paces import PULL_SPEED, PUSH_HOME_SPEED, guarded_pace, retreat_pace
 from planning.motion.planner import PUSH_THROUGH, STANDOFF, MotionPlanner
 from planning.motion.plans import ForceGuard, GripStep, MotionPlan, MoveStep, PlanError
 from planning.policies import Policy
@@ -161,7 +161,7 @@ class ArmHands:
         already = self._block_travel(plan.frame, source, end, protrusion, 0.0)
         push = self.planner.straight(self.moves.q(), plan.frame, direction * (PUSH_THROUGH - already),
                                      tower_layers=self.layers, speed=PUSH_SPEED, exempt=("probe",),
-                                     label="push_through")
+                                     label="push_through", **guarded_pace(jam_n))
         step = push.moves[0]
         jam = ForceGuard(plan.step("push").guard.direction, jam_n)
         result = self.moves.follow(MoveStep(step.label, step.trajectory, jam))
@@ -185,9 +185,10 @@ class ArmHands:
                                  **seen_offset(self.planner.tower, self.obs, source))
         self.moves.come_to_face(plan)
         step = plan.step("push")
-        # Not resumed when its guard stops it, as a push home is: the guard is the jam limit, not
-        # a light one a tare's settling can trip, and the blocks that stopped it in a seed-1 match
-        # were tight ones whose push-through had dragged the tower above them.
+        # Not resumed when its guard stops it, as a push home is: under a light jam limit it starts
+        # as gently as the push-through (planning/motion/paces.py LIGHT_ACCEL), and the blocks that
+        # stopped it at the 3 N jam limit in a seed-1 match were tight ones whose push-through had
+        # dragged the tower above them.
         self.moves.follow(step)
         short = float(np.linalg.norm(self._left_of(plan, step)))
         self._retreat(plan, "restore_retreat")
@@ -419,7 +420,8 @@ class ArmHands:
                 break
             self.moves.dwell_and_tare()
             on = self.planner.straight(self.moves.q(), plan.frame, left, tower_layers=self.layers,
-                                       speed=PUSH_HOME_SPEED, exempt=("probe",), label=step.label)
+                                       speed=PUSH_HOME_SPEED, exempt=("probe",), label=step.label,
+                                       **guarded_pace(step.guard.threshold_n))
             result = self.moves.follow(MoveStep(step.label, on.moves[0].trajectory, step.guard))
         return result
 

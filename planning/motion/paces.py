@@ -33,6 +33,18 @@ TRANSIT_SPEED_SCALE = 0.75
 # Carrying a block, transits keep to half speed: at that speed a block once turned over in the grip
 # on the way to the top (docs/turn.md).
 HELD_TRANSIT_SPEED_SCALE = 0.5
+LINE_STEP = 0.002        # m, Cartesian sampling of straight moves
+# A push under a light guard (high in the tower the safe push force is 0.2-0.3 N) must not read its
+# own start as resistance. The device runs each segment between waypoints at a constant speed, so
+# a move begins with a step in speed, which the wrist reads as about 26 N per m/s on the simulated
+# cell (0.25 N for a step to 10 mm/s). With LINE_ACCEL and 2 mm samples a push-through starts with a
+# step to 14 mm/s: in the simulated cell (seed 1, guard 0.25 N) four blocks that had just slid at
+# 0.12-0.15 N under the probe each tripped it 16-24 ms in, at 0.23-0.26 N, and stayed put. Sampled
+# every 0.5 mm and sped up at LIGHT_ACCEL, the first step is to 2.2 mm/s (the probe's pace) and the
+# same four went through, peaking at 0.14-0.21 N (2.8 s for 22 mm in place of 1.5 s).
+LIGHT_GUARD_N = 0.5
+LIGHT_ACCEL = 0.01
+LIGHT_STEP = 0.0005
 
 
 def retreat_pace(gentle: bool) -> dict:
@@ -41,6 +53,13 @@ def retreat_pace(gentle: bool) -> dict:
     or faces whose place is only estimated."""
     return dict(speed=APPROACH_SPEED, accel=LINE_ACCEL) if gentle else \
         dict(speed=FREE_SPEED, accel=FREE_ACCEL)
+
+
+def guarded_pace(guard_n: float | None) -> dict:
+    """`accel` and `step` (sampling) of a guarded push: gentler starts under a light guard."""
+    if guard_n is not None and guard_n < LIGHT_GUARD_N:
+        return dict(accel=LIGHT_ACCEL, step=LIGHT_STEP)
+    return dict(accel=LINE_ACCEL, step=LINE_STEP)
 
 
 def ramped_durations(length: float, n: int, speed: float, accel: float) -> np.ndarray:

@@ -24,9 +24,9 @@ from planning.collision import CollisionChecker, describe
 from planning.kinematics import ArmModel, HeldBlock, IKError
 from planning.motion import tool_poses
 from planning.motion.paces import (APPROACH_SPEED, FREE_ACCEL, HELD_TRANSIT_SPEED_SCALE,
-                                   LINE_ACCEL, PLACE_SLOW_SPEED, PLACE_SPEED, PULL_SPEED,
-                                   PUSH_HOME_SPEED, TRANSIT_SPEED_SCALE, ramped_durations,
-                                   retreat_pace)
+                                   LINE_ACCEL, LINE_STEP, PLACE_SLOW_SPEED, PLACE_SPEED, PULL_SPEED,
+                                   PUSH_HOME_SPEED, TRANSIT_SPEED_SCALE, guarded_pace,
+                                   ramped_durations, retreat_pace)
 from planning.motion.plans import ForceGuard, GripStep, MotionPlan, MoveStep, PlanError
 from planning.motion.rrt import plan_path
 from planning.motion.trajectory import JointTrajectory, TrajectoryError, time_path
@@ -60,7 +60,6 @@ PROBE_TABLE_CLEARANCE = 0.006  # the fingertip rod pushes no lower than this abo
 TRANSIT_MARGIN = 0.02    # everything, away from the tower during transits
 CONTACT_MARGIN = 0.008   # arm and body, away from the tower while the tool works at it
 FINGER_MARGIN = 0.003    # fingers, while they hold a block at the tower face
-LINE_STEP = 0.002        # Cartesian sampling of straight moves
 MAX_JOINT_STEP = 0.15    # rad between line samples; more means IK jumped branches
 PLACE_GUARD_N = 3.0
 
@@ -95,17 +94,17 @@ class MotionPlanner:
     def straight(self, q_start: np.ndarray, frame: str, displacement: np.ndarray, *,
                  tower_layers: float, speed: float = APPROACH_SPEED, exempt: tuple[str, ...] = (),
                  held: HeldBlock | None = None, label: str = "straight",
-                 accel: float = LINE_ACCEL) -> MotionPlan:
+                 accel: float = LINE_ACCEL, step: float = LINE_STEP) -> MotionPlan:
         """Move `frame` by `displacement` (world, m) in a straight line at fixed orientation, from
         wherever the arm is (a retreat after a guarded stop, a lift), at `speed` and speeding up
-        and slowing down at `accel`."""
+        and slowing down at `accel`, sampled every `step`."""
         q_start = np.asarray(q_start, float)
         pose = self.arm.fk(q_start, frame)
         start = pose.t
         contact = _Contact(tower_layers, CONTACT_MARGIN, exempt=exempt, held=held)
         try:
             line = self._line(pose.R, start, start + np.asarray(displacement, float), frame, q_start,
-                              speed, contact, accel)
+                              speed, contact, accel, step)
         except PlanError as exc:
             raise PlanError(f"cannot plan the straight move '{label}': {exc}") from None
         return MotionPlan("straight", (MoveStep(label, line),), held=held)
@@ -151,7 +150,8 @@ class MotionPlanner:
                 # unguarded, it ends CONTACT_LEAD short of the face
                 approach = self._line(rotation, start, touch, tip, q, contact=work,
                                       **retreat_pace(gentle_approach))
-                pushing = self._line(rotation, touch, finish, tip, approach.end, speed, work)
+                pushing = self._line(rotation, touch, finish, tip, approach.end, speed, work,
+                                     **guarded_pace(guard_n))
                 if through > 0:
                     self._line(rotation, finish, finish + direction * through, tip, pushing.end,
                                speed, work)
@@ -381,13 +381,13 @@ class MotionPlanner:
                             f"({p[0]:.3f}, {p[1]:.3f}, {p[2]:.3f}) m")
         return sorted(found, key=lambda c: float(np.max(np.abs(c[1] - q_start))))
 
-    def _line(self, rotation, a, b, frame, q_seed, speed, contact, accel=LINE_ACCEL
-              ) -> JointTrajectory:
-        """A straight tool move from a to b at constant orientation, sampled every LINE_STEP, at
+    def _line(self, rotation, a, b, frame, q_seed, speed, contact, accel=LINE_ACCEL,
+              step=LINE_STEP) -> JointTrajectory:
+        """A straight tool move from a to b at constant orientation, sampled every `step`, at
         `speed`, speeding up and slowing down at `accel`."""
         rotation = np.asarray(rotation)
         length = float(np.linalg.norm(b - a))
-        n = max(1, int(np.ceil(length / LINE_STEP)))
+        n = max(1, int(np.ceil(length / step)))
         qs = [np.asarray(q_seed, float)]
         stopped = None                 # why the line cannot go on past the samples in qs
         for i in range(n + 1):

@@ -14,6 +14,7 @@ from controller.turn.arm_hands import (ALIGN_RESUMES, GRASP_GUARD_N, PULL_GUARD_
 from controller.turn.hands import GaveUp
 from controller.turn.report import TurnError
 from firmware_bridge.client import MotionOutcome, MotionResult
+from planning.motion.paces import LIGHT_GUARD_N, LIGHT_STEP, LINE_STEP
 from planning.motion.planner import PULL_GRIP_N, PUSH_THROUGH
 from planning.motion.plans import PlanError
 from tests.controller.test_turn_checks import observation
@@ -37,6 +38,7 @@ class RecordingArm:
         self.width = 0.025        # the fingers' opening telemetry reports (m)
         self.grip_forces_n = []   # the squeeze of every close
         self.pull_labels = []     # the length of each guarded pull move, in samples
+        self.guarded = []         # (times, guard) of every guarded move
 
     def telemetry(self):
         return SimpleNamespace(q_set=self.q.copy(), device_time=self.time,
@@ -59,6 +61,8 @@ class RecordingArm:
         return max(width_m, self.holds)
 
     def follow(self, times, positions, guard=None):
+        if guard is not None:
+            self.guarded.append((np.asarray(times, float), guard))
         if guard is not None and guard[1] == PULL_GUARD_N:
             return self._pull(times, positions, guard)
         trips = guard is not None and self.stop_when(guard)
@@ -273,6 +277,23 @@ def test_a_probe_then_a_push_through_goes_on_from_where_the_probe_stopped(planne
     arm.calls.clear()
     hands.push_through((8, 1), 3.0)
     assert arm.calls.count(("follow", True)) == 2 and ("tare",) in arm.calls
+
+
+@pytest.mark.parametrize("jam_n", [0.25, 3.0])
+def test_a_push_through_under_a_light_limit_starts_at_the_probes_pace(planner, default_cell, jam_n):
+    """Its first step in speed read as a jam under the safe push force high in the tower."""
+    arm = RecordingArm(planner.arm.home)
+    hands = arm_hands(planner, default_cell, arm)
+    hands.probe((15, 0), min(jam_n, 0.5))
+    hands.push_through((15, 0), jam_n)
+    times, guard = arm.guarded[-1]
+    first_speed = LIGHT_STEP / (times[1] - times[0]) if jam_n < LIGHT_GUARD_N else \
+        LINE_STEP / (times[1] - times[0])
+    assert guard[1] == jam_n
+    if jam_n < LIGHT_GUARD_N:
+        assert first_speed <= 0.0025
+    else:
+        assert first_speed > 0.005
 
 
 def test_each_move_grip_and_tare_is_recorded_with_its_device_times(planner, default_cell):

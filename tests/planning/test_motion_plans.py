@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from planning.game.cell import parse_cell
-from planning.motion.paces import FREE_ACCEL, LINE_ACCEL
+from planning.motion.paces import FREE_ACCEL, LIGHT_ACCEL, LIGHT_GUARD_N, LINE_ACCEL, guarded_pace
 from planning.motion.planner import (PLACE_OVERHANG, PUSH_THROUGH, SQUEEZE_INSIDE, TRANSIT_MARGIN,
                                      MotionPlanner)
 from planning.motion.plans import GripStep, PlanError
@@ -279,6 +279,43 @@ def test_straight_moves_speed_up_gently_so_the_wrist_does_not_feel_the_tool_acce
     # the last must be small ones
     assert speeds[0] <= 0.5 * 0.03 and speeds[-1] <= 0.5 * 0.03
     assert np.all(np.diff(speeds[:len(speeds) // 2]) >= -1e-6)    # no lurch in the speed-up
+
+
+def _segment_speeds(planner, move, frame) -> np.ndarray:
+    points = tip_path(planner, move, frame)
+    return np.linalg.norm(np.diff(points, axis=0), axis=1) / np.diff(move.trajectory.times)
+
+
+@pytest.mark.parametrize("guard_n", [0.21, 0.3, LIGHT_GUARD_N * 0.99])
+def test_a_push_under_a_light_guard_starts_at_the_probes_pace(planner, guard_n):
+    """The wrist reads a step in speed as a push (about 0.25 N for one to 10 mm/s): a push-through
+    under the 0.2-0.3 N safe force high in the tower that started with a step to 14 mm/s tripped
+    as it began on blocks that slide at 0.15 N. Under a light guard the first step is no larger
+    than the probe's 2 mm/s (and a little), and the speed-up is gentle; the cruise is the same."""
+    probe = planner.push(planner.arm.home, 15, 0, 0.005, tower_layers=TALL, guard_n=guard_n,
+                         speed=0.002, retreat=False, through=PUSH_THROUGH)
+    on = planner.straight(probe.q_end, probe.frame, planner.tower.axis(15) * -0.02,
+                          tower_layers=TALL, speed=0.015, exempt=("probe",),
+                          **guarded_pace(guard_n))
+    put_back = planner.push(planner.arm.home, 15, 0, -0.005, tower_layers=TALL, end=1,
+                            protrusion=0.027, speed=0.015, guard_n=guard_n, retreat=False)
+    for move, frame in ((on.moves[0], probe.frame),
+                        (put_back.step("push"), put_back.frame)):
+        speeds = _segment_speeds(planner, move, frame)
+        assert speeds[0] <= 0.0025 and speeds[-1] <= 0.0025
+        assert speeds.max() > 0.01                    # it still gets going
+        assert _peak_accel(planner, move, frame) <= LIGHT_ACCEL * 2
+    # a probe keeps its pace, start to end
+    probe_speeds = _segment_speeds(planner, probe.step("push"), probe.frame)
+    assert probe_speeds.max() <= 0.002 * 1.01
+
+
+def test_a_push_under_a_firm_guard_speeds_up_at_the_line_pace(planner):
+    put_back = planner.push(planner.arm.home, 15, 0, -0.005, tower_layers=TALL, end=1,
+                            protrusion=0.027, speed=0.015, guard_n=3.0, retreat=False)
+    speeds = _segment_speeds(planner, put_back.step("push"), put_back.frame)
+    assert speeds[0] > 0.005                          # the faster start of a firm guard
+    assert _peak_accel(planner, put_back.step("push"), put_back.frame) <= LINE_ACCEL * 1.5
 
 
 def test_the_place_backs_away_from_the_block_it_pushed_home_gently(planner):
