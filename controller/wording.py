@@ -24,6 +24,21 @@ def turn_phase(phase: str, report) -> str:
             "settle": "watching the settling window"}.get(phase, phase)
 
 
+def grasp_tries(touches: list[dict]) -> str:
+    """How each try of a grasp that was given up went (controller/turn/arm_hands.py `_grasp`'s
+    touches), in words: which way across the block the fingers were aimed and what stopped them."""
+    said = []
+    for touch in touches:
+        aim = f"{touch.get('shift_mm', 0.0):+.1f} mm across"
+        if "unplanned" in touch:
+            said.append(f"{aim}: not planned ({touch['unplanned']})")
+        elif touch.get("missed"):
+            said.append(f"{aim}: closed on air")
+        else:
+            said.append(f"{aim}: a finger met it at {touch.get('force_n', 0.0):.2f} N")
+    return "; ".join(said)
+
+
 # Why a pull was given up (controller/turn/hands.py GaveUp, by its value), in words.
 GAVE_UP_WHY = {"approach": "the fingers could not get around it",
                "pull": "the tower came along as it was pulled",

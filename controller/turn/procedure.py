@@ -20,7 +20,7 @@ from controller.turn.checks import outcome_problem
 from controller.turn.hands import GaveUp, Hands, Look, PlaceOrder, Slot
 from controller.turn.report import (NoMoveError, Phase, PhaseClock, ProbeRecord, TowerFellError,
                                     TurnError, TurnReport)
-from controller.wording import GAVE_UP_WHY, slot_name
+from controller.wording import GAVE_UP_WHY, grasp_tries, slot_name
 from planning.looseness import LoosenessBelief, ProbeMemory
 from planning.motion.planner import PLACE_GUARD_N, PLACE_OVERHANG, PUSH_THROUGH
 from planning.motion.plans import PlanError
@@ -226,8 +226,10 @@ class Turn:
             return True
         self.report.gave_up(source, pulled.gave_up, pulled.drawn_m, pulled.peak_force_n,
                             None if pulled.gave_up is GaveUp.APPROACH else list(pulled.trace))
+        tries = f"; tries: {grasp_tries(pulled.touches)}" \
+            if pulled.gave_up is GaveUp.APPROACH and pulled.touches else ""
         self._note(f"{slot_name(*source)} let go: {GAVE_UP_WHY[pulled.gave_up]} "
-                   f"({pulled.drawn_m * 1000:.1f} mm drawn, {pulled.peak_force_n:.2f} N)")
+                   f"({pulled.drawn_m * 1000:.1f} mm drawn, {pulled.peak_force_n:.2f} N){tries}")
         if pulled.gave_up is not GaveUp.APPROACH:
             self.player.dragged.add(source)
         self._restore(source, PUSH_THROUGH + max(pulled.drawn_m, 0.0))

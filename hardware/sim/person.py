@@ -264,10 +264,9 @@ class SimPerson:
         return came
 
     def _put_back(self, block: int):
-        """Push a tested block home from its near end, firmly (as hard as the turn's last push):
-        one left sticking out breaks the rules."""
-        yield from self._push(block, 0.0, self.skill.push_limit_n * self.skill.force_factor,
-                              from_far_end=False)
+        """Push a tested block home from its near end, firmly (`Skill.put_back_n`): one left
+        sticking out breaks the rules."""
+        yield from self._push(block, 0.0, self.skill.put_back_n, from_far_end=False)
 
     def _tower_follows(self, block: int) -> bool:
         """Whether a block other than `block` moved (seen) since the truth's reference."""

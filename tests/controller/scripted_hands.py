@@ -88,7 +88,9 @@ class ScriptedHands:
         gave_up = self.script.pull(source)
         if gave_up is None:
             self.held = source
-        return Pulled(gave_up, 0.0 if gave_up in (None, GaveUp.APPROACH) else 0.012, 1.0)
+        touches = [{"force_n": 0.7, "shift_mm": 0.0}] if gave_up is GaveUp.APPROACH else []
+        return Pulled(gave_up, 0.0 if gave_up in (None, GaveUp.APPROACH) else 0.012, 1.0,
+                      touches=touches)
 
     def place(self, order: PlaceOrder) -> float:
         self.steps.append(("place", order.target))

@@ -127,9 +127,14 @@ def test_fingers_that_cannot_get_around_a_block_put_it_back_but_do_not_rule_it_o
     script = Script(pull=lambda source: (refused.append(source), GaveUp.APPROACH)[1]
                     if not refused else None)
     p, hands = player(script=script)
+    notes = []
+    p.on_note = notes.append
     p.play(1)
     assert ("restore", refused[0], round(PUSH_THROUGH, 6)) in hands.steps
     assert p.dragged == set()
+    # the note says how the grasp's tries went
+    assert notes[0] == (f"{slot_name(*refused[0])} let go: the fingers could not get around it "
+                        f"(0.0 mm drawn, 1.00 N); tries: +0.0 mm across: a finger met it at 0.70 N")
 
 
 def test_a_look_after_a_let_go_that_shows_other_slots_changed_ends_the_turn():

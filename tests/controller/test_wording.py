@@ -1,6 +1,6 @@
 """How the console names slots and counts things."""
 
-from controller.wording import plural, slot_name, turn_phase
+from controller.wording import grasp_tries, plural, slot_name, turn_phase
 from controller.turn.report import TurnReport
 
 
@@ -20,3 +20,15 @@ def test_each_phase_of_a_turn_says_what_the_robot_does():
     report.target = (19, 2)
     assert turn_phase("place", report) == "placing the block on layer 19 slot 2"
     assert turn_phase("settle", report) == "watching the settling window"
+
+
+def test_a_grasp_given_up_says_how_each_try_went():
+    """A match log said only "the fingers could not get around it" three times in one match; why
+    (a finger met the block, the fingers closed on air, no grasp could be planned) was lost."""
+    said = grasp_tries([{"force_n": 0.71, "shift_mm": 0.4},
+                        {"missed": True, "force_n": 0.0, "shift_mm": 8.4},
+                        {"unplanned": "fingers within 2 mm of the tower", "force_n": 0.0,
+                         "shift_mm": -7.6}])
+    assert said == ("+0.4 mm across: a finger met it at 0.71 N; +8.4 mm across: closed on air; "
+                    "-7.6 mm across: not planned (fingers within 2 mm of the tower)")
+    assert grasp_tries([]) == ""

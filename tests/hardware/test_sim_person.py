@@ -10,7 +10,7 @@ import pytest
 from controller.match.referee import judge_seen_move
 from hardware.sim.ground_truth import GroundTruth
 from hardware.sim.person import MISTAKES, SimPerson
-from hardware.sim.skill import Skill
+from hardware.sim.skill import PUT_BACK_N, Skill
 from hardware.sim.world import SimWorld
 from perception.pipeline import Perception
 from planning.game.rules import ViolationCode, legal_sources, placement_target
@@ -146,6 +146,11 @@ def test_skills_and_mistakes_are_checked(table):
         person.start_turn("juggling")
     assert Skill(1.0).push_limit_n < Skill(0.0).push_limit_n and Skill(1.0).tries > Skill(0.0).tries
     assert Skill(1.0).force_factor < Skill(0.0).force_factor
+    # a tested block goes back home firmly at every level, never more gently than the last push
+    for level in np.linspace(0.0, 1.0, 11):
+        skill = Skill(float(level))
+        assert skill.put_back_n >= max(PUT_BACK_N, skill.push_limit_n * skill.force_factor)
+    assert Skill(0.7).put_back_n == pytest.approx(Skill(0.7).push_limit_n * Skill(0.7).force_factor)
     assert Skill(1.0).balance_mm > Skill(0.3).balance_mm > Skill(0.0).balance_mm == 0.0
     assert set(MISTAKES) == {"wrong_orientation", "forbidden_layer", "new_layer_early",
                              "tested_left_out"}
