@@ -22,7 +22,7 @@ from controller.match.log import MatchLog
 from controller.match.progress import MatchProgress
 from controller.match.person_turn import SETTLE_S, PersonTurns
 from controller.safety.retract import retract
-from controller.safety.monitor import CLEAR_S, SafetyEvent, SafetyMonitor
+from controller.safety.monitor import CLEAR_S, SafetyEvent, SafetyMonitor, SafetyWatchError
 from controller.turn.arm_hands import arm_player
 from controller.turn.settling import WindowEnd, watch_settling
 from controller.turn.report import NoMoveError, ProbeRecord, TurnError
@@ -83,6 +83,8 @@ class MatchRunner(PersonTurns):
                     self._person_turn()
             self._emit("match_end", winner=self.progress.match.winner,
                        standings=self.progress.match.standings())
+        except SafetyWatchError as exc:
+            raise MatchError(str(exc)) from None
         finally:
             self.monitor.stop()
         return self.progress.match.winner
@@ -262,6 +264,7 @@ class MatchRunner(PersonTurns):
         return self.progress.match_time(world_t)
 
     def _wait_world(self, seconds: float) -> None:
+        self.monitor.check()          # nothing is waited out with the watch blind
         until = self.link.arm.device_time() + seconds
         self.link.arm.wait_for(lambda t: t.device_time >= until, timeout_s=seconds + 10.0)
 

@@ -14,12 +14,18 @@ Something that stays in the workspace for LOOK_AFTER_S is looked at with percept
 arm is at work): a tower that fell stops the arm's motion and ends the watch (`fell_t`; the arm
 then retracts, slowly: controller/safety/retract.py); blocks lying on the table, where a dropped block
 lands, are things the cameras can read and not a hand, and are cut out of the comparison.
+
+A watch that cannot see (a camera silent for SILENT_S, or the watching thread stopped by an error)
+must neither leave the arm paused for ever nor let it move unwatched: the move it is in is stopped,
+the turn is given up with the reason (`stuck`), and `check()` raises SafetyWatchError to whoever
+waits on the watch between turns.
 """
 
 from __future__ import annotations
 
 import bisect
 import threading
+import time
 from collections import deque
 from dataclasses import dataclass
 from enum import StrEnum
@@ -64,6 +70,13 @@ LOOK_AFTER_S = 2.0        # world time something has stayed in the workspace bef
 HELD_LIMIT_S = 30.0
 JOINT_HISTORY = 1000      # telemetry readings kept (4 s at 250 Hz) to find the arm at a frame's time
 DROPPED_RADIUS = 0.07     # m around a marker seen on the table: the block that carries it
+# Host time a camera may send no new frame before the watch counts itself blind. The simulated
+# cameras render 5-10 frames/s on a loaded laptop; a real camera that stops this long has gone.
+SILENT_S = 5.0
+
+
+class SafetyWatchError(RuntimeError):
+    """The safety monitor cannot watch the workspace: the match must stop until it can."""
 
 
 @dataclass(frozen=True)
@@ -115,6 +128,7 @@ class SafetyMonitor:
     def watch(self, pose: TowerPose, layers: int) -> None:
         """The workspace is clear now (the robot has looked): remember it, and watch from here on.
         Called again at every turn, as the tower grows."""
+        self.check()
         frames = self.link.frames(self.link.arm.device_time())
         images = {name: f.image for name, f in frames.items()}
         # The looks compare with the last tower seen standing, first the one standing now: slots
@@ -130,7 +144,8 @@ class SafetyMonitor:
             self._dropped = []
             if self.level is Level.FALLEN:         # a new round, a tower standing again
                 self.level, self.fell_t = Level.CLEAR, None
-            self.stuck = None
+            if self.error is None:
+                self.stuck = None
         if self._thread is None:
             self._stop.clear()
             self._thread = threading.Thread(target=self._run, name="safety-monitor", daemon=True)
@@ -152,18 +167,39 @@ class SafetyMonitor:
 
     # --- watching --------------------------------------------------------------------------------
 
+    def check(self) -> None:
+        """Raise SafetyWatchError if the watch has stopped seeing (see `stuck`)."""
+        if self.error is not None:
+            raise SafetyWatchError(self.stuck or str(self.error))
+
     def _run(self) -> None:
         seen = {name: 0 for name in self.link.cameras}
+        heard = {name: time.monotonic() for name in self.link.cameras}
         try:
             while not self._stop.wait(POLL_S):
                 for name, source in list(self.link.cameras.items()):
                     frame = source.latest()
                     if frame is None or frame.number == seen.get(name):
+                        if time.monotonic() - heard[name] > SILENT_S:
+                            raise SafetyWatchError(f"camera {name} has sent no frame for "
+                                                   f"{SILENT_S:g} s: check its cable and power")
                         continue
-                    seen[name] = frame.number
+                    seen[name], heard[name] = frame.number, time.monotonic()
                     self._check(name, frame)
-        except (ArmError, OSError) as exc:
-            self.error = exc      # the turn's own calls will meet the same fault and stop
+        except Exception as exc:       # any error: the watch is blind from here on
+            self._blind(exc)
+
+    def _blind(self, exc: Exception) -> None:
+        """The watch has stopped: stop the move the arm is in (it may be held paused) and say
+        why. A fault of the link itself is met by the turn's own calls as well."""
+        self.error = exc
+        what = str(exc) if isinstance(exc, SafetyWatchError) else f"{type(exc).__name__}: {exc}"
+        self.stuck = (f"the safety monitor stopped watching ({what}); the arm was stopped where it "
+                      f"was: fix the cause, check the tower, then go on (play --resume LOG)")
+        try:
+            self.link.arm.stop()
+        except (ArmError, OSError):
+            pass                       # the link is gone: the device's watchdog stops the arm
 
     def _check(self, name: str, frame) -> None:
         if self.level is Level.FALLEN:
@@ -179,9 +215,9 @@ class SafetyMonitor:
             near = None if inside else self.near.update(name, frame.image, frame.time, exclude)
         if inside is not None:
             self._last_seen[Level.INSIDE] = frame.time
-            self._set_level(Level.INSIDE, frame.time, name, inside.fraction)
             if self._inside_since is None:
                 self._inside_since = frame.time
+            self._set_level(Level.INSIDE, frame.time, name, inside.fraction)
             if self.arm_at_work and frame.time - self._inside_since >= LOOK_AFTER_S \
                     and frame.time >= self._next_look:
                 self._next_look = frame.time + LOOK_AFTER_S
@@ -194,7 +230,9 @@ class SafetyMonitor:
                               f"and check the tower, then go on (play --resume LOG)")
                 self.link.arm.stop()      # ends the move it was held in; the turn then stops
             return
-        self._inside_since = None
+        # A camera that sees the workspace clear while another still sees something in it
+        # neither ends the hold nor starts its clock again: `_inside_since` runs until the
+        # level drops (a block dropped where one camera alone sees it held a seed-2 match).
         if near is not None:
             self._last_seen[Level.NEAR] = frame.time
             if self.level is not Level.INSIDE or frame.time - self._last_seen.get(Level.INSIDE, -1e9) >= CLEAR_S:
@@ -233,6 +271,8 @@ class SafetyMonitor:
         if arm is not None:
             arm.set_rate(rate)
         self.level = level
+        if level is not Level.INSIDE:
+            self._inside_since = None
         if frame_t is None or arm is None:
             return
         self._report(kind, frame_t, self._paced_at(level), camera, fraction)
