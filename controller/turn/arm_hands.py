@@ -13,12 +13,13 @@ import numpy as np
 
 from controller.cell_link import CellLink
 from controller.turn.arm_moves import ArmMoves, HeldBlockWatch
-from controller.turn.checks import (drag_was_a_spike, end_protrusion, placement_shift,
-                                    seen_offset)
+from controller.turn.checks import (away_from_neighbours, drag_was_a_spike, end_protrusion,
+                                    neighbours_in, placement_shift, seen_offset)
 from controller.turn.procedure import Player
 from controller.turn.hands import Felt, GaveUp, Look, PlaceOrder, Pulled, Pushed, Slot, Trace
 from controller.turn.report import TowerFellError, TurnError
 from controller.turn.settling import WATCH_EVERY_S, WindowEnd, watch_settling
+from controller.wording import slot_name
 from firmware_bridge.client import MotionOutcome, MotionResult
 from perception.observation import PerceptionError, TowerObservation
 from planning.looseness import ProbeOutcome
@@ -52,6 +53,22 @@ ALIGN_SHORT_M = 0.003
 ALIGN_RESUMES = 2
 REGRASP_SHIFT = 0.008        # a finger met the block: try again this far to its side (m); the open
                              # fingers clear a 25 mm block by 7.5 mm each side
+# A set-down whose guard stopped it this far or more above the block's rest met something that is
+# not the layer below: the edge of a neighbour in the layer (a block is 15 mm high). The block is
+# lifted and set down again PLACE_RETRY_SHIFT further from its neighbours, at most PLACE_TRIES
+# times in all.
+LANDED_HIGH_M = 0.006
+PLACE_RETRY_SHIFT = 0.003
+PLACE_TRIES = 3
+PLACE_LIFT = 0.01            # over the guarded set-down's start, where the block is lifted to
+
+
+class _LandedHigh(Exception):
+    """The set-down met something above the block's rest; the block was lifted back."""
+
+    def __init__(self, height_m: float):
+        super().__init__(f"{height_m * 1000:.0f} mm")
+        self.height_m = height_m
 
 
 def look_from(obs: TowerObservation, blocks_moved: int) -> Look:
@@ -378,12 +395,26 @@ class ArmHands:
         if self._pull is None:
             raise TurnError("no block is held to place")
         target = order.target
-        plan = self.planner.place(self.moves.q(), *target, self._pull.held,
-                                  shift=placement_shift(self.obs, target, self.planner.tower),
-                                  guard_n=order.press_n, align_guard_n=order.align_n,
-                                  ends=list(order.ends))
-        self._pull = None
-        return self.run_place(plan)
+        shift = placement_shift(self.obs, target, self.planner.tower)
+        beside = bool(neighbours_in(self.obs, target))
+        for attempt in range(1, PLACE_TRIES + 1):
+            plan = self.planner.place(self.moves.q(), *target, self._pull.held, shift=shift,
+                                      guard_n=order.press_n, align_guard_n=order.align_n,
+                                      ends=list(order.ends), beside=beside)
+            try:
+                released = self.run_place(plan)
+            except _LandedHigh as high:
+                away = away_from_neighbours(self.obs, target, self.planner.tower)
+                if away == 0 or attempt == PLACE_TRIES:
+                    raise TurnError(
+                        f"the block met something {high} above its place on "
+                        f"{slot_name(*target)} at each of {attempt} set-downs; it is held above "
+                        f"the tower: take it from the fingers and check the top layer") from None
+                shift += away * PLACE_RETRY_SHIFT
+                continue
+            self._pull = None
+            return released
+        raise AssertionError("unreachable")
 
     def run_place(self, plan: MotionPlan) -> float:
         """Run a place plan; see `place`."""
@@ -405,11 +436,31 @@ class ArmHands:
                 # the tool turned since the last tare; its weight would read as a push
                 self.moves.dwell_and_tare()
             result = self.moves.follow(step)
+            if step.label == "settle":
+                self._check_landing(step, result)
             if step.label == "align_push":
                 result = self._push_home_on(plan, step, result)
                 stopped_early = result.outcome is MotionOutcome.GUARD
                 released = self.arm.device_time()
         return released if released is not None else self.arm.device_time()
+
+    def _check_landing(self, settle: MoveStep, result: MotionResult) -> None:
+        """A set-down stopped by its guard well above the block's rest sat on something: lift
+        the block back out of the layer (still held) and say how high it stopped."""
+        if result.outcome is not MotionOutcome.GUARD:
+            return
+        at = {name: float(self.planner.arm.fk(q, "grasp").t[2]) for name, q in (
+            ("here", self.moves.q()), ("start", settle.trajectory.start),
+            ("end", settle.trajectory.end))}
+        height = at["here"] - at["end"]
+        if height < LANDED_HIGH_M:
+            return
+        held = self._pull.held if self._pull is not None else None
+        up = np.array([0.0, 0.0, at["start"] + PLACE_LIFT - at["here"]])
+        self.moves.run(self.planner.straight(self.moves.q(), "grasp", up, tower_layers=self.layers,
+                                             exempt=("held",), held=held, label="lift",
+                                             **retreat_pace(gentle=True)))
+        raise _LandedHigh(height)
 
     def _push_home_on(self, plan: MotionPlan, step: MoveStep, result: MotionResult) -> MotionResult:
         """Go on with a push home its guard stopped well short of its end (see ALIGN_SHORT_M),

@@ -67,6 +67,30 @@ def placement_shift(obs: TowerObservation, target: tuple[int, int], tower: Tower
     return float(want - nominal)
 
 
+def neighbours_in(obs: TowerObservation, target: tuple[int, int]) -> list[int]:
+    """The slots of the target's layer where the cameras see a block, the target's own aside."""
+    layer, slot = target
+    return [other for other in SLOTS if other != slot and obs.block_at(layer, other) is not None]
+
+
+def away_from_neighbours(obs: TowerObservation, target: tuple[int, int],
+                         tower: TowerGeometry) -> int:
+    """Which way across the layer (+1 toward slot 2, -1 toward slot 0) a block set down onto a
+    neighbour's edge is moved for its next try: away from its one neighbour, or, between two,
+    toward the one that lies further from the target's slot; 0 with no neighbour to blame."""
+    layer, slot = target
+    k = across_index(layer)
+    nominal = tower.slot_offset(slot)
+    room = {}
+    for other in neighbours_in(obs, target):
+        room[1 if other > slot else -1] = abs(obs.block_at(layer, other).position[k] - nominal)
+    if not room:
+        return 0
+    if len(room) == 1:
+        return -next(iter(room))
+    return max(room, key=room.get)
+
+
 def outcome_problem(before, after: Look, source, target) -> str | None:
     """What the hands see after the turn that the move planned does not explain, if anything:
     the plan being legal is not enough, the tower must show it."""

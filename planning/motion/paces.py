@@ -14,6 +14,7 @@ PULL_SPEED = 0.03
 PLACE_SPEED = 0.04
 PUSH_HOME_SPEED = 0.01
 PLACE_SLOW_SPEED = 0.004
+PLACE_FEEL_SPEED = 0.01  # the guarded descent past the tops of blocks already in the layer
 LINE_ACCEL = 0.1         # m/s^2, straight moves' speed-up and slow-down (0.13 N on the tool)
 # Straight moves that sense nothing go faster and speed up harder: moves away from a block the
 # fingertip pushed or the fingers let go (a probe's retreat, a back-off, the place's back-off, up

@@ -25,7 +25,7 @@ from planning.kinematics import ArmModel, HeldBlock, IKError
 from planning.motion import tool_poses
 from planning.motion.paces import (APPROACH_SPEED, FREE_ACCEL, HELD_TRANSIT_SPEED_SCALE,
                                    LINE_ACCEL, LINE_STEP, PLACE_SLOW_SPEED, PLACE_SPEED, PULL_SPEED,
-                                   PUSH_HOME_SPEED, TRANSIT_SPEED_SCALE, guarded_pace,
+                                   PLACE_FEEL_SPEED, PUSH_HOME_SPEED, TRANSIT_SPEED_SCALE, guarded_pace,
                                    ramped_durations, retreat_pace)
 from planning.motion.plans import ForceGuard, GripStep, MotionPlan, MoveStep, PlanError
 from planning.motion.rrt import plan_path
@@ -53,6 +53,12 @@ PULL_GRIP_N = 2.0
 SQUEEZE_INSIDE = 0.01    # how far the pulled block still rests inside the tower when it is squeezed
 PLACE_HOVER = 0.04       # held block's bottom above its resting height before the descent
 PLACE_SLOW = 0.005       # last part of the descent, done slowly under a guard
+# With blocks already in the layer the guarded descent starts this far above their tops: a block
+# laid a millimetre or two onto its neighbour's edge (a seed-2 match: the neighbour lay 1.4 mm off
+# its slot) met it 15 mm above its rest, while the descent ran unguarded to 5 mm above the rest.
+# Pressed 10 mm into the neighbour's edge it rocked the top of the tower, slid off outward and was
+# pushed off the tower by the push home. Guarded, the touch stops it (see ArmHands.place).
+BESIDE_CLEARANCE = 0.003
 PLACE_OVERHANG = 0.03    # block set down sticking out this far, then pushed home
 PLACE_PRESS = 0.001      # the guarded descent's end below the nominal resting height
 PROBE_TABLE_CLEARANCE = 0.006  # the fingertip rod pushes no lower than this above the table
@@ -223,13 +229,15 @@ class MotionPlanner:
 
     def place(self, q_start: np.ndarray, layer: int, slot: int, held: HeldBlock | None = None, *,
               align: bool = True, shift: float = 0.0, guard_n: float = PLACE_GUARD_N,
-              align_guard_n: float = 2 * PLACE_GUARD_N, ends: tuple[int, ...] = (1, -1)
-              ) -> MotionPlan:
+              align_guard_n: float = 2 * PLACE_GUARD_N, ends: tuple[int, ...] = (1, -1),
+              beside: bool = False) -> MotionPlan:
         """Put the block held as `held` (from the pull plan; default a level grip) into `slot` of
         `layer` (the top layer, or a new one above it), `shift` across the layer from the slot's
         centre (clear of a neighbour that lies off its own centre). It is set down overhanging
         one of `ends` (+1, -1 along the layer's axis; the one facing the arm first). `guard_n`
-        stops the descent onto the tower, `align_guard_n` the push home."""
+        stops the descent onto the tower, `align_guard_n` the push home. `beside`: blocks already
+        lie in the layer; the descent is guarded from above their tops ("settle" then starts at
+        PLACE_FEEL_SPEED and slows for its last PLACE_SLOW)."""
         held = held or self.level_grip
         axis = self.tower.axis(layer)
         errors = []
@@ -243,6 +251,8 @@ class MotionPlanner:
             hover = rest + np.array([0.0, 0.0, PLACE_HOVER])
             # a block held above its centre line hangs lower: the slow part starts that much higher
             slow = rest + np.array([0.0, 0.0, PLACE_SLOW + held.raised])
+            above = self.cell.blocks.height.mean + BESIDE_CLEARANCE if beside else 0.0
+            feel = slow + np.array([0.0, 0.0, above])
             carry = _Contact(layer, CONTACT_MARGIN, exempt=("held",), held=held)
             free = _Contact(layer, CONTACT_MARGIN)
             rotations = tool_poses.holding_orientations(into, np.asarray(held.direction))
@@ -253,13 +263,19 @@ class MotionPlanner:
                 continue
             for rotation, q in candidates:
                 try:
-                    down = self._line(rotation, hover, slow, "grasp", q, PLACE_SPEED, carry,
+                    down = self._line(rotation, hover, feel, "grasp", q, PLACE_SPEED, carry,
                                       FREE_ACCEL)
                     # The guarded descent aims a little below the nominal surface, since the real
                     # one varies with the blocks; the guard stops it on contact.
                     down_to = rest - np.array([0.0, 0.0, PLACE_PRESS])
-                    settle = self._line(rotation, slow, down_to, "grasp", down.end, PLACE_SLOW_SPEED,
-                                        carry)
+                    past = None
+                    if beside:
+                        past = self._line(rotation, feel, slow, "grasp", down.end, PLACE_FEEL_SPEED,
+                                          carry)
+                    settle = self._line(rotation, slow, down_to, "grasp",
+                                        (down if past is None else past).end, PLACE_SLOW_SPEED, carry)
+                    if past is not None:
+                        settle = past.then(settle)
                     # the open fingers leave the block's end backward and upward in one move
                     backed = down_to - into * (STANDOFF + 0.01) + np.array([0.0, 0.0, 0.03])
                     away = self._line(rotation, down_to, backed, "grasp", settle.end, contact=free,

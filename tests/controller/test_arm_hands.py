@@ -9,8 +9,9 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from controller.turn.arm_hands import (ALIGN_RESUMES, GRASP_GUARD_N, PULL_GUARD_N, PULL_RESUMES,
-                                       REGRASP_SHIFT, ArmHands)
+from controller.turn.arm_hands import (ALIGN_RESUMES, GRASP_GUARD_N, PLACE_RETRY_SHIFT, PLACE_TRIES,
+                                       PULL_GUARD_N, PULL_RESUMES, REGRASP_SHIFT, ArmHands)
+from controller.turn.hands import PlaceOrder
 from controller.turn.hands import GaveUp
 from controller.turn.report import TurnError
 from firmware_bridge.client import MotionOutcome, MotionResult
@@ -359,3 +360,53 @@ def test_a_put_back_says_how_far_short_of_home_it_stopped(planner, default_cell,
     short = arm_hands(planner, default_cell, arm).restore((8, 1), 0.02, 1.0)
     assert len([c for c in arm.calls if c == ("follow", True)]) == 1
     assert (short > 0.003) == trips and (short < 1e-4) == (not trips)
+
+
+def _held(planner, default_cell, arm, blocks):
+    """Hands holding a block pulled from 5.0, seeing `blocks` (layer, slot, centre in mm)."""
+    pull = planner.pull(planner.arm.home, 5, 0, 0.035, tower_layers=19)
+    arm.q = np.array(pull.q_end, float)
+    hands = arm_hands(planner, default_cell, arm)
+    hands.obs = observation(blocks)
+    hands._pull = pull
+    return hands
+
+
+def test_a_block_set_down_on_its_neighbour_is_lifted_and_set_down_further_from_it(
+        planner, default_cell):
+    # the first set-down stops a third of the way down: on the middle block's edge
+    settles = []
+    arm = RecordingArm(planner.arm.home, stop_when=lambda guard: len(settles) == 1)
+    follow = arm.follow
+
+    def recording(times, positions, guard=None):
+        if guard is not None and guard[1] == 3.0:
+            settles.append(np.array(positions[-1], float))
+        return follow(times, positions, guard)
+    arm.follow = recording
+    hands = _held(planner, default_cell, arm, [(19, 1, (0.0, 1.4, 276.0))])
+    released = hands.place(PlaceOrder((19, 2), 3.0, 6.0, (1, -1)))
+    assert released is not None and hands._pull is None
+    assert len(settles) == 2
+    ends = [planner.arm.fk(q, "grasp").t for q in settles]
+    # the second try lies PLACE_RETRY_SHIFT further toward slot 2's side, at the same height
+    assert (ends[1] - ends[0]) @ planner.tower.across(19) == pytest.approx(PLACE_RETRY_SHIFT, abs=2e-4)
+    assert ends[1][2] == pytest.approx(ends[0][2], abs=1e-4)
+    assert ("gripper", default_cell.tool.stroke) in arm.calls          # let go once, at the end
+    assert arm.calls.count(("gripper", default_cell.tool.stroke)) == 1
+
+
+def test_a_block_that_lands_high_at_every_try_is_kept_and_the_turn_stops(planner, default_cell):
+    arm = RecordingArm(planner.arm.home, stop_when=lambda guard: guard[1] == 3.0)
+    hands = _held(planner, default_cell, arm, [(19, 1, (0.0, 1.4, 276.0))])
+    with pytest.raises(TurnError, match=f"each of {PLACE_TRIES} set-downs.*held above the tower"):
+        hands.place(PlaceOrder((19, 2), 3.0, 6.0, (1, -1)))
+    assert ("gripper", default_cell.tool.stroke) not in arm.calls     # never let go
+
+
+def test_a_first_block_on_a_new_layer_that_lands_high_is_not_moved_about(planner, default_cell):
+    arm = RecordingArm(planner.arm.home, stop_when=lambda guard: guard[1] == 3.0)
+    hands = _held(planner, default_cell, arm, [])
+    # nothing in the layer, so the set-down is the short one: a third of the way is not high
+    hands.place(PlaceOrder((19, 2), 3.0, 6.0, (1, -1)))
+    assert ("gripper", default_cell.tool.stroke) in arm.calls

@@ -4,7 +4,8 @@ cameras see after a turn is what the move should have left."""
 import pytest
 
 from controller.turn.hands import Look
-from controller.turn.checks import PLACE_CLEARANCE, outcome_problem, placement_shift
+from controller.turn.checks import (PLACE_CLEARANCE, away_from_neighbours, outcome_problem,
+                                    placement_shift)
 from perception.observation import TowerObservation
 from perception.tower_estimator import BlockObservation
 from planning.game.geometry import TowerGeometry, TowerPose
@@ -43,6 +44,21 @@ def test_a_block_between_two_neighbours_goes_as_near_its_slot_as_they_allow():
     # too narrow a gap for the clearance: midway
     obs = observation([(19, 0, (0.0, -23.0, 276.0)), (19, 2, (0.0, 25.0, 276.0))])
     assert placement_shift(obs, (19, 1), TOWER) == pytest.approx(0.001)
+
+
+def test_a_block_set_down_on_a_neighbour_tries_again_away_from_it():
+    middle = observation([(19, 1, (0.0, 1.4, 276.0))])
+    assert away_from_neighbours(middle, (19, 2), TOWER) == 1
+    assert away_from_neighbours(middle, (19, 0), TOWER) == -1
+    # between two: toward the one lying further from the slot
+    two = observation([(19, 0, (0.0, -27.0, 276.0)), (19, 2, (0.0, 25.5, 276.0))])
+    assert away_from_neighbours(two, (19, 1), TOWER) == -1
+    two = observation([(19, 0, (0.0, -24.0, 276.0)), (19, 2, (0.0, 26.0, 276.0))])
+    assert away_from_neighbours(two, (19, 1), TOWER) == 1
+    # one neighbour of a middle slot: away from it
+    assert away_from_neighbours(observation([(19, 2, (0.0, 25.0, 276.0))]), (19, 1), TOWER) == -1
+    # nothing seen in the layer: nothing to move away from
+    assert away_from_neighbours(observation([]), (19, 1), TOWER) == 0
 
 
 def test_an_empty_layer_takes_the_nominal_slot():

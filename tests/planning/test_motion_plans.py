@@ -6,8 +6,9 @@ import numpy as np
 import pytest
 
 from planning.game.cell import parse_cell
-from planning.motion.paces import FREE_ACCEL, LIGHT_ACCEL, LIGHT_GUARD_N, LINE_ACCEL, guarded_pace
-from planning.motion.planner import (PLACE_OVERHANG, PUSH_THROUGH, SQUEEZE_INSIDE, TRANSIT_MARGIN,
+from planning.motion.paces import (FREE_ACCEL, LIGHT_ACCEL, LIGHT_GUARD_N, LINE_ACCEL,
+                                   PLACE_FEEL_SPEED, PLACE_SLOW_SPEED, guarded_pace)
+from planning.motion.planner import (BESIDE_CLEARANCE, PLACE_OVERHANG, PUSH_THROUGH, SQUEEZE_INSIDE, TRANSIT_MARGIN,
                                      MotionPlanner)
 from planning.motion.plans import GripStep, PlanError
 from planning.game.tower import layer_axis
@@ -204,6 +205,23 @@ def test_a_block_held_above_its_centre_line_starts_its_slow_set_down_that_much_h
         heights.append(planner.arm.fk(settle.start, "grasp").t[2]
                        - planner.arm.fk(settle.end, "grasp").t[2])
     assert heights[1] - heights[0] == pytest.approx(0.005, abs=1e-4)
+
+
+def test_a_block_set_down_beside_others_feels_its_way_down_past_their_tops(planner):
+    pull = planner.pull(planner.arm.home, 9, 0, 0.035, tower_layers=TALL)
+    alone, beside = (planner.place(pull.q_end, 19, 2, pull.held, beside=b) for b in (False, True))
+    z = lambda q: planner.arm.fk(q, "grasp").t[2]
+    settles = [p.step("settle").trajectory for p in (alone, beside)]
+    # the same resting place, the guarded part starting a block's height (and a little) higher
+    assert z(settles[1].end) == pytest.approx(z(settles[0].end), abs=1e-6)
+    assert z(settles[1].start) - z(settles[0].start) == pytest.approx(
+        planner.cell.blocks.height.mean + BESIDE_CLEARANCE, abs=1e-4)
+    assert z(beside.step("descend").trajectory.end) == pytest.approx(z(settles[1].start), abs=1e-6)
+    assert_continuous(beside)
+    # past the neighbours' tops at the feeling pace, the last part as slow as ever
+    speeds = np.diff([z(q) for q in settles[1].positions]) / np.diff(settles[1].times)
+    assert -speeds.min() == pytest.approx(PLACE_FEEL_SPEED, rel=0.05)
+    assert -speeds[-3] <= PLACE_SLOW_SPEED * 1.05
 
 
 def test_a_place_beside_a_neighbour_shifts_across_the_layer(planner):
