@@ -184,6 +184,60 @@ def test_a_skilled_person_leaves_shaky_blocks_and_those_under_a_top_block_for_la
     assert keys == sorted(keys)             # balanced before shaky, a top block dragged last
 
 
+def _take_out_with(person, monkeypatch, came_out: bool, stays_out_m: float):
+    """Drive `_take_out` with the finger and hand stubbed: each candidate tested comes out (or
+    not), a watched draw drags the tower and is given up, an unwatched one comes, and a block
+    stays `stays_out_m` from home whatever is pushed back. Returns the source taken and the
+    draws asked for (watched or not)."""
+    draws = []
+
+    def candidates(tower):
+        return [(9, 1), (12, 0)]   # the first is not the turn's last: it is drawn watching
+        yield
+
+    def push(block, protrude, limit_n, **kwargs):
+        person.felt = {"peak_n": 0.2, "stopped": "out" if came_out else "tower moved"}
+        return came_out
+        yield
+
+    def draw(block, watch=True):
+        draws.append(watch)
+        return not watch           # watched, the tower follows; unwatched, it comes
+        yield
+
+    def put_back(block):
+        return None
+        yield
+
+    for name, stub in (("_candidates", candidates), ("_push", push), ("_draw", draw),
+                       ("_put_back", put_back), ("_moved", lambda block: stays_out_m)):
+        monkeypatch.setattr(person, name, stub)
+    monkeypatch.setattr(person, "skill", Skill(1.0))
+    record = {"tried": []}
+    steps = person._take_out(None, record)
+    try:
+        while True:
+            next(steps)
+    except StopIteration as done:
+        return done.value, draws, record
+
+
+def test_a_drawn_block_that_will_not_go_back_is_taken_after_all(table, monkeypatch):
+    _, person, _, _ = table
+    # drawn half out it dragged the tower, and it jams on the way back in: the rules forbid
+    # leaving it out and touching another, so the practised player takes it
+    source, draws, record = _take_out_with(person, monkeypatch, came_out=True, stays_out_m=0.05)
+    assert source == (9, 1) and draws == [True, False]
+    assert record["tried"][-1]["taken_after_all"]
+    # put back home, it stays there and the next candidate is tried (the last, taken by force)
+    source, draws, _ = _take_out_with(person, monkeypatch, came_out=True, stays_out_m=0.0)
+    assert source == (12, 0) and draws == [True, False]
+    # one that never came out is not drawn by its stub while it drags the tower
+    source, draws, record = _take_out_with(person, monkeypatch, came_out=False, stays_out_m=0.003)
+    assert source is None and draws == []
+    assert not any(t.get("taken_after_all") for t in record["tried"])
+
+
 def test_a_new_round_stops_a_turn_the_fall_cut_short(default_cell):
     from hardware.sim.server import SimServer
     server = SimServer(default_cell, 2, cameras=False)
