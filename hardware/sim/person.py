@@ -128,6 +128,7 @@ class SimPerson:
 
     def _turn(self):
         tower = self.truth.tower_state()
+        self.truth.reference()            # a fall is judged from the tower as the turn began
         record = self.last_turn
         source = yield from self._take_out(tower, record)
         if source is None:
@@ -188,6 +189,11 @@ class SimPerson:
             candidates = [c for c in candidates if abs(c[0] - source[0]) > 1]
         candidates = candidates[:tries]
         for n, source in enumerate(candidates):
+            if self.truth.tower_fell():
+                # A player stops when the tower falls. Playing on, a practised one went to put
+                # back a block lying 64 m below the table (it fell off its edge) and the turn
+                # never ended (skill 0.7, seed 19).
+                return None
             block = self.truth.block_at(*source)
             if block is None:
                 continue
@@ -274,7 +280,9 @@ class SimPerson:
 
     def _put_back(self, block: int):
         """Push a tested block home from its near end, firmly (`Skill.put_back_n`): one left
-        sticking out breaks the rules."""
+        sticking out breaks the rules. Not after the tower fell (since the last push began)."""
+        if self.truth.tower_fell():
+            return
         yield from self._push(block, 0.0, self.skill.put_back_n, from_far_end=False)
 
     def _tower_follows(self, block: int) -> bool:

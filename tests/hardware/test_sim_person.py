@@ -238,6 +238,18 @@ def test_a_drawn_block_that_will_not_go_back_is_taken_after_all(table, monkeypat
     assert not any(t.get("taken_after_all") for t in record["tried"])
 
 
+def test_a_person_stops_trying_blocks_once_the_tower_has_fallen(table, monkeypatch):
+    """Playing on after a fall, a person went to put back a block lying 64 m below the table and
+    the turn never ended (skill 0.7, seed 19)."""
+    _, person, _, _ = table
+    monkeypatch.setattr(person.truth, "tower_fell", lambda: True)
+    source, draws, record = _take_out_with(person, monkeypatch, came_out=True, stays_out_m=0.05)
+    assert source is None and draws == [] and record["tried"] == []
+    steps = person._put_back(3)
+    with pytest.raises(StopIteration):
+        next(steps)               # nothing pushed
+
+
 def test_a_new_round_stops_a_turn_the_fall_cut_short(default_cell):
     from hardware.sim.server import SimServer
     server = SimServer(default_cell, 2, cameras=False)
