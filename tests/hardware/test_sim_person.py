@@ -184,7 +184,7 @@ def test_a_skilled_person_leaves_shaky_blocks_and_those_under_a_top_block_for_la
     assert keys == sorted(keys)             # balanced before shaky, a top block dragged last
 
 
-def _take_out_with(person, monkeypatch, came_out: bool, stays_out_m: float):
+def _take_out_with(person, monkeypatch, came_out: bool, stays_out_m: float, fallen: bool = False):
     """Drive `_take_out` with the finger and hand stubbed: each candidate tested comes out (or
     not), a watched draw drags the tower and is given up, an unwatched one comes, and a block
     stays `stays_out_m` from home whatever is pushed back. Returns the source taken and the
@@ -213,6 +213,9 @@ def _take_out_with(person, monkeypatch, came_out: bool, stays_out_m: float):
                        ("_put_back", put_back), ("_moved", lambda block: stays_out_m)):
         monkeypatch.setattr(person, name, stub)
     monkeypatch.setattr(person, "skill", Skill(1.0))
+    # the module's person is shared: no mistake left from another test, its tower as told
+    monkeypatch.setattr(person, "mistake", None)
+    monkeypatch.setattr(person.truth, "tower_fell", lambda: fallen)
     record = {"tried": []}
     steps = person._take_out(None, record)
     try:
@@ -242,8 +245,8 @@ def test_a_person_stops_trying_blocks_once_the_tower_has_fallen(table, monkeypat
     """Playing on after a fall, a person went to put back a block lying 64 m below the table and
     the turn never ended (skill 0.7, seed 19)."""
     _, person, _, _ = table
-    monkeypatch.setattr(person.truth, "tower_fell", lambda: True)
-    source, draws, record = _take_out_with(person, monkeypatch, came_out=True, stays_out_m=0.05)
+    source, draws, record = _take_out_with(person, monkeypatch, came_out=True, stays_out_m=0.05,
+                                           fallen=True)
     assert source is None and draws == [] and record["tried"] == []
     steps = person._put_back(3)
     with pytest.raises(StopIteration):
