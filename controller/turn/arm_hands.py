@@ -64,11 +64,8 @@ PLACE_LIFT = 0.01            # over the guarded set-down's start, where the bloc
 
 
 class _LandedHigh(Exception):
-    """The set-down met something above the block's rest; the block was lifted back."""
-
-    def __init__(self, height_m: float):
-        super().__init__(f"{height_m * 1000:.0f} mm")
-        self.height_m = height_m
+    """The set-down met something above the block's rest (how far, in words); the block was
+    lifted back."""
 
 
 def look_from(obs: TowerObservation, blocks_moved: int) -> Look:
@@ -403,6 +400,7 @@ class ArmHands:
                                       ends=list(order.ends), beside=beside)
             try:
                 released = self.run_place(plan)
+                break
             except _LandedHigh as high:
                 away = away_from_neighbours(self.obs, target, self.planner.tower)
                 if away == 0 or attempt == PLACE_TRIES:
@@ -411,10 +409,8 @@ class ArmHands:
                         f"{slot_name(*target)} at each of {attempt} set-downs; it is held above "
                         f"the tower: take it from the fingers and check the top layer") from None
                 shift += away * PLACE_RETRY_SHIFT
-                continue
-            self._pull = None
-            return released
-        raise AssertionError("unreachable")
+        self._pull = None
+        return released
 
     def run_place(self, plan: MotionPlan) -> float:
         """Run a place plan; see `place`."""
@@ -460,7 +456,7 @@ class ArmHands:
         self.moves.run(self.planner.straight(self.moves.q(), "grasp", up, tower_layers=self.layers,
                                              exempt=("held",), held=held, label="lift",
                                              **retreat_pace(gentle=True)))
-        raise _LandedHigh(height)
+        raise _LandedHigh(f"{height * 1000:.0f} mm")
 
     def _push_home_on(self, plan: MotionPlan, step: MoveStep, result: MotionResult) -> MotionResult:
         """Go on with a push home its guard stopped well short of its end (see ALIGN_SHORT_M),

@@ -46,6 +46,12 @@ def drag_was_a_spike(trace: list[tuple[float, float]], tripped_at: float) -> boo
     return bool(recent) and float(np.median(recent)) < DRAG_N
 
 
+def neighbours_in(obs: TowerObservation, target: tuple[int, int]) -> list[int]:
+    """The slots of the target's layer where the cameras see a block, the target's own aside."""
+    layer, slot = target
+    return [other for other in SLOTS if other != slot and obs.block_at(layer, other) is not None]
+
+
 def placement_shift(obs: TowerObservation, target: tuple[int, int], tower: TowerGeometry) -> float:
     """How far across the layer (m, toward slot 2) to lay the new block from its slot's centre so
     that it clears the blocks already in the layer where the cameras see them: blocks are not
@@ -54,23 +60,14 @@ def placement_shift(obs: TowerObservation, target: tuple[int, int], tower: Tower
     k = across_index(layer)
     nominal, width = tower.slot_offset(slot), tower.block_width
     low, high = -np.inf, np.inf
-    for other in SLOTS:
-        seen = obs.block_at(layer, other)
-        if other == slot or seen is None:
-            continue
-        centre = seen.position[k]
+    for other in neighbours_in(obs, target):
+        centre = obs.block_at(layer, other).position[k]
         if other < slot:
             low = max(low, centre + width + PLACE_CLEARANCE)
         else:
             high = min(high, centre - width - PLACE_CLEARANCE)
     want = (low + high) / 2 if low > high else min(max(nominal, low), high)
     return float(want - nominal)
-
-
-def neighbours_in(obs: TowerObservation, target: tuple[int, int]) -> list[int]:
-    """The slots of the target's layer where the cameras see a block, the target's own aside."""
-    layer, slot = target
-    return [other for other in SLOTS if other != slot and obs.block_at(layer, other) is not None]
 
 
 def away_from_neighbours(obs: TowerObservation, target: tuple[int, int],
