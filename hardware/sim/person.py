@@ -299,7 +299,10 @@ class SimPerson:
     def _draw(self, block: int, watch: bool = True):
         """Grip the block's protruding near end and draw it out of the tower, clear of it; True
         when it came. A practised player watching the tower move with it lets go and pushes the
-        block back (False)."""
+        block back (False). None is drawn once the tower has fallen (since the last push began):
+        the block may lie anywhere."""
+        if self.truth.tower_fell():
+            return False
         data = self.world.data
         body = self.world.block_body[block]
         near = self.body.near(block)

@@ -248,9 +248,10 @@ def test_a_person_stops_trying_blocks_once_the_tower_has_fallen(table, monkeypat
     source, draws, record = _take_out_with(person, monkeypatch, came_out=True, stays_out_m=0.05,
                                            fallen=True)
     assert source is None and draws == [] and record["tried"] == []
-    steps = person._put_back(3)
-    with pytest.raises(StopIteration):
-        next(steps)               # nothing pushed
+    for steps in (person._put_back(3), person._draw(3)):
+        with pytest.raises(StopIteration) as done:
+            next(steps)           # nothing pushed or drawn: not a physics step
+        assert not done.value.value
 
 
 def test_a_new_round_stops_a_turn_the_fall_cut_short(default_cell):
