@@ -118,9 +118,26 @@ class TowerEstimator:
             elif m.marker in self.across_m and self.across_m[m.marker][:2] != slot:
                 del self.across_m[m.marker]
 
-    def _across(self, marker: int, face: SlotFace) -> float:
-        layer, slot, offset = self.across_m.get(marker, (face.layer, face.slot, 0.0))
-        return offset if (layer, slot) == (face.layer, face.slot) else 0.0
+    def _across(self, marker: int, face: SlotFace, layer_across: dict[int, float]) -> float:
+        """Where a marker one camera reads lies across its slot's axis (m): where it lay when
+        both cameras last read it in that slot, else where this layer's markers both cameras
+        read lie on average (blocks of a layer lie off their slots' lines together, the top
+        layers most: they were placed, not stacked at the start), else on the line."""
+        layer, slot, offset = self.across_m.get(marker, (-1, -1, 0.0))
+        if (layer, slot) == (face.layer, face.slot):
+            return offset
+        return layer_across.get(face.layer, 0.0)
+
+    @staticmethod
+    def _layer_across(measured: list[FaceMeasurement], pose: TowerPose) -> dict[int, float]:
+        """Per layer, the mean offset across their slots' axes of the faces measured (m)."""
+        if not measured:
+            return {}
+        centres = pose.to_tower(np.array([m.centre for m in measured]))
+        sums: dict[int, list[float]] = {}
+        for m, c in zip(measured, centres):
+            sums.setdefault(m.face.layer, []).append(float((c - m.face.centre) @ m.face.across))
+        return {layer: float(np.mean(v)) for layer, v in sums.items()}
 
     def blocks(self, fit: TowerFit) -> list[BlockObservation]:
         """Every measured block, in the fitted tower frame."""
@@ -282,9 +299,11 @@ class TowerEstimator:
         single = [(face, marker, *next(iter(by_camera.items())))
                   for face, marker, by_camera in matched if len(by_camera) == 1]
         on_planes: list = [None] * len(single)
+        layer_across = self._layer_across(out, pose)
         for name in {row[2] for row in single}:
             rows = [k for k, row in enumerate(single) if row[2] == name]
-            across = np.array([self._across(single[k][1], single[k][0]) for k in rows])
+            across = np.array([self._across(single[k][1], single[k][0], layer_across)
+                               for k in rows])
             found = self._on_axis_planes(self.cameras[name], [single[k][0] for k in rows],
                                          [single[k][3] for k in rows], pose, across)
             for k, c in zip(rows, found):

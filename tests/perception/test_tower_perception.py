@@ -161,47 +161,63 @@ def test_a_marker_on_the_table_behind_a_slots_line_is_on_the_table_by_its_size(d
     assert set(observer._on_table(fit, 18)) == on_table
 
 
+def _sightings(perception, shifted: dict, skip: tuple | None = None) -> dict:
+    """Every visible marker of an 18-layer tower at its nominal pose, projected into both cameras:
+    the blocks of `shifted` ((layer, slot) -> m) lie that far across their slots' lines; `skip`
+    ((layer, slot), camera name): that camera does not read that block."""
+    from perception.markers import MarkerSighting, diagonal_crossings
+    from planning.game.markers import marker_id
+    pose = perception.pose
+    out = {}
+    for camera in perception.cameras:
+        faces = perception.estimator.candidate_faces(camera, pose, 18)
+        seen = []
+        for i in range(len(faces)):
+            layer, slot, end = int(faces.layer[i]), int(faces.slot[i]), int(faces.end[i])
+            if skip is not None and skip == ((layer, slot), camera.name):
+                continue
+            corners = faces.corners[i] + faces.across[i] * shifted.get((layer, slot), 0.0)
+            px = camera.project(pose.to_world(corners))
+            seen.append(MarkerSighting(marker_id(3 * (layer - 1) + slot, end), px,
+                                       diagonal_crossings(px[None])[0]))
+        out[camera.name] = seen
+    return out
+
+
+def _read(perception, estimator, found, block: tuple[int, int]):
+    fit = estimator.fit(found, perception.pose, 18)
+    seen = next(b for b in estimator.blocks(fit) if (b.layer, b.slot) == block)
+    return seen.protrusion, seen.cameras
+
+
 def test_a_block_one_camera_reads_is_measured_where_both_last_saw_it(default_cell):
     """One camera alone places a marker on the vertical plane through its slot's axis. The end
     faces are seen obliquely, so a block lying beside that line (here 4 mm) would read millimetres
     off along its axis; placed where both cameras last saw it across the line, it reads true."""
-    from perception.markers import MarkerSighting, diagonal_crossings
-    from planning.game.markers import marker_id
     perception = Perception(default_cell)
-    pose = perception.pose
-    shifted, beside = (10, 0), 0.004
-
-    def sightings(skip: str | None = None):
-        out = {}
-        for camera in perception.cameras:
-            faces = perception.estimator.candidate_faces(camera, pose, 18)
-            seen = []
-            for i in range(len(faces)):
-                layer, slot, end = int(faces.layer[i]), int(faces.slot[i]), int(faces.end[i])
-                corners = faces.corners[i]
-                if (layer, slot) == shifted:
-                    if camera.name == skip:
-                        continue
-                    corners = corners + faces.across[i] * beside
-                px = camera.project(pose.to_world(corners))
-                seen.append(MarkerSighting(marker_id(3 * (layer - 1) + slot, end), px,
-                                           diagonal_crossings(px[None])[0]))
-            out[camera.name] = seen
-        return out
-
-    def read(estimator, found):
-        fit = estimator.fit(found, pose, 18)
-        block = next(b for b in estimator.blocks(fit) if (b.layer, b.slot) == shifted)
-        return block.protrusion, block.cameras
-
+    shifted = (10, 0)
     estimator = perception.estimator
-    along, cameras = read(estimator, sightings())
+    along, cameras = _read(perception, estimator, _sightings(perception, {shifted: 0.004}), shifted)
     assert len(cameras) == 2 and abs(along) < 2e-4
     for name in ("left", "right"):
-        along, cameras = read(estimator, sightings(skip=name))
+        one = _sightings(perception, {shifted: 0.004}, (shifted, name))
+        along, cameras = _read(perception, estimator, one, shifted)
         assert len(cameras) == 1 and abs(along) < 3e-4, (name, along)
         # without what both cameras saw, the slot's own line: millimetres off
         fresh = TowerEstimator(estimator.model, perception.cameras)
-        assert abs(read(fresh, sightings(skip=name))[0]) > 2e-3
+        assert abs(_read(perception, fresh, one, shifted)[0]) > 2e-3
     perception.new_tower()
     assert estimator.across_m == {}
+
+
+def test_a_block_one_camera_reads_first_lies_where_its_layer_lies(default_cell):
+    """Never read by both cameras, a block is taken to lie across its slot's line as far as the
+    blocks of its layer both cameras read: a layer shifted 3 mm (a placed top layer, say) reads
+    true, where the slot's own line would put the block millimetres off along its axis."""
+    perception = Perception(default_cell)
+    layer = {(11, slot): 0.003 for slot in range(3)}
+    for name in ("left", "right"):
+        one = _sightings(perception, layer, ((11, 1), name))
+        along, cameras = _read(perception, TowerEstimator(perception.model, perception.cameras),
+                               one, (11, 1))
+        assert len(cameras) == 1 and abs(along) < 3e-4, (name, along)
