@@ -97,7 +97,9 @@ def outcome_problem(before, after: Look, source, target) -> str | None:
         return f"the placed block is not seen at {slot_name(*target)}"
     changed = after.changed(set(before.blocks()) - {source} | {target})
     if changed:
-        return "other slots changed during the turn: " + ", ".join(slot_name(l, s) for l, s in changed)
+        return "other slots changed during the turn: " + ", ".join(
+            f"{slot_name(*key)} (seen {'full' if after.occupancy.get(key, False) else 'empty'})"
+            for key in changed)
     if after.out_of_place:
         return f"blocks out of place after the turn: {after.out_of_place}"
     return None

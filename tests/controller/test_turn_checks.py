@@ -79,5 +79,9 @@ def test_the_outcome_must_show_the_move_and_nothing_else():
     assert "not seen" in outcome_problem(before, seen(after | {(4, 1): False}),
                                           (1, 0), (4, 1))
     moved = after | {(4, 1): False, (4, 2): True}
-    assert "layer 4 slot 2" in outcome_problem(before, seen(moved | {(4, 1): True}), (1, 0), (4, 1))
+    assert "layer 4 slot 2 (seen full)" in outcome_problem(before, seen(moved | {(4, 1): True}),
+                                                            (1, 0), (4, 1))
+    # a block the turn did not touch gone from sight: which way the look differs is said
+    assert "layer 2 slot 2 (seen empty)" in outcome_problem(before, seen(after | {(2, 2): False}),
+                                                             (1, 0), (4, 1))
     assert "out of place" in outcome_problem(before, seen(after, [7]), (1, 0), (4, 1))
