@@ -14,7 +14,7 @@ import numpy as np
 from controller.cell_link import CellLink
 from controller.turn.arm_moves import ArmMoves, HeldBlockWatch
 from controller.turn.checks import (away_from_neighbours, drag_was_a_spike, end_protrusion,
-                                    neighbours_in, placement_shift, seen_offset)
+                                    neighbours_in, placement_shift, seen_offset, support_rise)
 from controller.turn.procedure import Player
 from controller.turn.hands import Felt, GaveUp, Look, PlaceOrder, Pulled, Pushed, Slot, Trace
 from controller.turn.report import TowerFellError, TurnError
@@ -394,10 +394,11 @@ class ArmHands:
         target = order.target
         shift = placement_shift(self.obs, target, self.planner.tower)
         beside = bool(neighbours_in(self.obs, target))
+        rise = support_rise(self.planner.tower, self.obs, target)
         for attempt in range(1, PLACE_TRIES + 1):
             plan = self.planner.place(self.moves.q(), *target, self._pull.held, shift=shift,
                                       guard_n=order.press_n, align_guard_n=order.align_n,
-                                      ends=list(order.ends), beside=beside)
+                                      ends=list(order.ends), beside=beside, rise=rise)
             try:
                 released = self.run_place(plan)
                 break

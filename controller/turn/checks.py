@@ -40,6 +40,19 @@ def seen_offset(tower: TowerGeometry, obs: TowerObservation, source: tuple[int, 
     return {"shift": shift, "rise": rise}
 
 
+def support_rise(tower: TowerGeometry, obs: TowerObservation, target: tuple[int, int]) -> float:
+    """How far above its nominal height (m) a block set down on `target` comes to rest: as far
+    as the highest block the cameras see in the layer below stands above its own (every block of
+    that layer crosses under every slot of the next). Placed layers sit off the tower's fitted
+    pitch by millimetres, and a set-down planned on the nominal height would take the block
+    resting on a high layer for one landed on a neighbour's edge."""
+    layer, _ = target
+    below = [obs.block_at(layer - 1, slot) for slot in SLOTS] if layer > 1 else []
+    rises = [tower.seen_offset(layer - 1, b.slot, np.asarray(b.position))[1]
+             for b in below if b is not None]
+    return max(rises, default=0.0)
+
+
 def drag_was_a_spike(trace: list[tuple[float, float]], tripped_at: float) -> bool:
     """Whether the force before a guard trip was a short knock on a light drag, not a drag."""
     recent = [f for t, f in trace if t >= tripped_at - DRAG_WINDOW_S]

@@ -230,14 +230,15 @@ class MotionPlanner:
     def place(self, q_start: np.ndarray, layer: int, slot: int, held: HeldBlock | None = None, *,
               align: bool = True, shift: float = 0.0, guard_n: float = PLACE_GUARD_N,
               align_guard_n: float = 2 * PLACE_GUARD_N, ends: tuple[int, ...] = (1, -1),
-              beside: bool = False) -> MotionPlan:
+              beside: bool = False, rise: float = 0.0) -> MotionPlan:
         """Put the block held as `held` (from the pull plan; default a level grip) into `slot` of
         `layer` (the top layer, or a new one above it), `shift` across the layer from the slot's
         centre (clear of a neighbour that lies off its own centre). It is set down overhanging
         one of `ends` (+1, -1 along the layer's axis; the one facing the arm first). `guard_n`
         stops the descent onto the tower, `align_guard_n` the push home. `beside`: blocks already
         lie in the layer; the descent is guarded from above their tops ("settle" then starts at
-        PLACE_FEEL_SPEED and slows for its last PLACE_SLOW)."""
+        PLACE_FEEL_SPEED and slows for its last PLACE_SLOW). `rise`: how far above its nominal
+        height the block will rest (the layer below as measured)."""
         held = held or self.level_grip
         axis = self.tower.axis(layer)
         errors = []
@@ -245,7 +246,7 @@ class MotionPlanner:
         for end in (e for e in (front, -front) if e in ends):
             into = -end * axis
             centre = (self.tower.block_pose(layer, slot).t + end * axis * PLACE_OVERHANG
-                      + self.tower.across(layer) * shift)
+                      + self.tower.across(layer) * shift + np.array([0.0, 0.0, rise]))
             grasp = centre + end * axis * (self.cell.blocks.length.mean / 2 - GRIP_DEPTH)
             rest = grasp + np.array([0.0, 0.0, 0.0005])
             hover = rest + np.array([0.0, 0.0, PLACE_HOVER])
@@ -290,7 +291,8 @@ class MotionPlanner:
                     if align:
                         home = self.push(away.end, layer, slot, 0.0, tower_layers=layer, end=end,
                                          protrusion=PLACE_OVERHANG, speed=PUSH_HOME_SPEED,
-                                         guard_n=align_guard_n, shift=shift, gentle_retreat=True)
+                                         guard_n=align_guard_n, shift=shift, rise=rise,
+                                         gentle_retreat=True)
                         plan = MotionPlan("place", plan.steps + tuple(
                             _relabel(s, "align_") for s in home.steps), frame=home.frame)
                     return plan

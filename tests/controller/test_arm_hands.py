@@ -410,3 +410,24 @@ def test_a_first_block_on_a_new_layer_that_lands_high_is_not_moved_about(planner
     # nothing in the layer, so the set-down is the short one: a third of the way is not high
     hands.place(PlaceOrder((19, 2), 3.0, 6.0, (1, -1)))
     assert ("gripper", default_cell.tool.stroke) in arm.calls
+
+
+def test_a_block_is_set_down_onto_the_layer_below_where_the_cameras_see_it(planner, default_cell):
+    """Placed layers sit off the tower's fitted pitch: the set-down ends where the block rests
+    on the highest block seen below it, not at the nominal height."""
+    def settle_end(rise_mm):
+        ends = []
+        arm = RecordingArm(planner.arm.home)
+        follow = arm.follow
+
+        def recording(times, positions, guard=None):
+            if guard is not None and guard[1] == 3.0:
+                ends.append(np.array(positions[-1], float))
+            return follow(times, positions, guard)
+        arm.follow = recording
+        z = planner.tower.layer_z(18) * 1000
+        below = [(18, 0, (-25.0, 0.0, z)), (18, 1, (0.0, 0.0, z + rise_mm)), (18, 2, (25.0, 0.0, z))]
+        _held(planner, default_cell, arm, below).place(PlaceOrder((19, 2), 3.0, 6.0, (1, -1)))
+        return planner.arm.fk(ends[0], "grasp").t
+
+    assert settle_end(4.0) - settle_end(0.0) == pytest.approx([0.0, 0.0, 0.004], abs=2e-4)

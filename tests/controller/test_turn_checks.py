@@ -5,7 +5,7 @@ import pytest
 
 from controller.turn.hands import Look
 from controller.turn.checks import (PLACE_CLEARANCE, away_from_neighbours, outcome_problem,
-                                    placement_shift)
+                                    placement_shift, support_rise)
 from perception.observation import TowerObservation
 from perception.tower_estimator import BlockObservation
 from planning.game.geometry import TowerGeometry, TowerPose
@@ -59,6 +59,19 @@ def test_a_block_set_down_on_a_neighbour_tries_again_away_from_it():
     assert away_from_neighbours(observation([(19, 2, (0.0, 25.0, 276.0))]), (19, 1), TOWER) == -1
     # nothing seen in the layer: nothing to move away from
     assert away_from_neighbours(observation([]), (19, 1), TOWER) == 0
+
+
+def test_a_block_comes_to_rest_on_the_highest_block_below_it():
+    assert TOWER.layer_z(18) == pytest.approx(0.2625)
+    below = observation([(18, 0, (-25.0, 0.0, 262.5)), (18, 1, (0.0, 0.0, 265.5)),
+                         (18, 2, (25.0, 0.0, 262.0))])
+    for slot in range(3):      # each block of layer 18 crosses under every slot of layer 19
+        assert support_rise(TOWER, below, (19, slot)) == pytest.approx(0.003)
+    assert support_rise(TOWER, observation([(18, 2, (25.0, 0.0, 261.5))]), (19, 0)) \
+        == pytest.approx(-0.001)
+    # nothing seen below (or the table): the nominal height
+    assert support_rise(TOWER, observation([]), (19, 1)) == 0.0
+    assert support_rise(TOWER, observation([]), (1, 1)) == 0.0
 
 
 def test_an_empty_layer_takes_the_nominal_slot():

@@ -232,6 +232,16 @@ def test_a_place_beside_a_neighbour_shifts_across_the_layer(planner):
     assert (at[1] - at[0]) @ planner.tower.across(19) == pytest.approx(-0.003, abs=1e-4)
 
 
+def test_a_place_on_a_layer_measured_high_sets_down_and_pushes_home_that_much_higher(planner):
+    pull = planner.pull(planner.arm.home, 5, 0, 0.035, tower_layers=TALL)
+    nominal = planner.place(pull.q_end, 19, 0, pull.held)
+    high = planner.place(pull.q_end, 19, 0, pull.held, rise=0.004)
+    for step in ("settle", "align_push"):
+        at = [planner.arm.fk(p.step(step).trajectory.end, p.frame if step != "settle" else "grasp").t
+              for p in (nominal, high)]
+        assert at[1] - at[0] == pytest.approx([0.0, 0.0, 0.004], abs=1e-4)
+
+
 def test_unreachable_targets_raise_before_anything_moves(planner, default_cell):
     with pytest.raises(PlanError, match="layer 90"):
         planner.push(planner.arm.home, 90, 1, 0.035, tower_layers=91)
