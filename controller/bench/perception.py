@@ -31,8 +31,8 @@ from planning.game.geometry import TowerPose
 from planning.game.cell.model import Cell
 from planning.game.tower import SLOTS
 
-# Issue 22's targets: the accuracy of 2026-11-30 (when a frame took 25 ms) in 15 ms. On the
-# simulator since then the same perception code reads a p95 of 0.572 mm (docs/benchmarks.md).
+# Issue 22's targets: the accuracy of 2026-11-30 (when a frame took 25 ms) in 15 ms
+# (docs/benchmarks.md has the runs against them).
 LIMITS = {"protrusion_err_mm_median": 0.15, "protrusion_err_mm_p95": 0.55, "latency_ms_median": 15.0}
 TIMING_REPEATS = 3
 TARGETS = {"occupancy_accuracy": "1.0", **{key: f"<= {limit}" for key, limit in LIMITS.items()}}
