@@ -372,18 +372,23 @@ def _held(planner, default_cell, arm, blocks):
     return hands
 
 
+def _record_set_downs(arm, into: list) -> None:
+    """Have `arm` note where each set-down (the move under the 3 N place guard) was to end."""
+    follow = arm.follow
+
+    def recording(times, positions, guard=None):
+        if guard is not None and guard[1] == 3.0:
+            into.append(np.array(positions[-1], float))
+        return follow(times, positions, guard)
+    arm.follow = recording
+
+
 def test_a_block_set_down_on_its_neighbour_is_lifted_and_set_down_further_from_it(
         planner, default_cell):
     # the first set-down stops a third of the way down: on the middle block's edge
     settles = []
     arm = RecordingArm(planner.arm.home, stop_when=lambda guard: len(settles) == 1)
-    follow = arm.follow
-
-    def recording(times, positions, guard=None):
-        if guard is not None and guard[1] == 3.0:
-            settles.append(np.array(positions[-1], float))
-        return follow(times, positions, guard)
-    arm.follow = recording
+    _record_set_downs(arm, settles)
     hands = _held(planner, default_cell, arm, [(19, 1, (0.0, 1.4, 276.0))])
     released = hands.place(PlaceOrder((19, 2), 3.0, 6.0, (1, -1)))
     assert released is not None and hands._pull is None
@@ -418,13 +423,7 @@ def test_a_block_is_set_down_onto_the_layer_below_where_the_cameras_see_it(plann
     def settle_end(rise_mm):
         ends = []
         arm = RecordingArm(planner.arm.home)
-        follow = arm.follow
-
-        def recording(times, positions, guard=None):
-            if guard is not None and guard[1] == 3.0:
-                ends.append(np.array(positions[-1], float))
-            return follow(times, positions, guard)
-        arm.follow = recording
+        _record_set_downs(arm, ends)
         z = planner.tower.layer_z(18) * 1000
         below = [(18, 0, (-25.0, 0.0, z)), (18, 1, (0.0, 0.0, z + rise_mm)), (18, 2, (25.0, 0.0, z))]
         _held(planner, default_cell, arm, below).place(PlaceOrder((19, 2), 3.0, 6.0, (1, -1)))
