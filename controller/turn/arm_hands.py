@@ -363,11 +363,16 @@ class ArmHands:
                 self.moves.open_fully()
             else:
                 # A finger at +y (tool) pressed back along -z twists the wrist negatively about x.
-                torque_x = float(self.arm.telemetry().wrench[3])
+                wrench = [float(v) for v in self.arm.telemetry().wrench]
+                torque_x = wrench[3]
                 y_world = self.planner.arm.fk(self.moves.q(), pull.frame).R[:, 1]
                 toward = -np.sign(torque_x) * np.sign(float(y_world @ across)) or 1.0
                 touches.append({"layer": source[0], "slot": source[1], "force_n": met.force_n,
                                 "torque_x_nm": torque_x,
+                                # all of it (tool frame, N and N m): in two whole games the first
+                                # touch had almost no torque about x, so no finger at one side met
+                                # the block; what did is to be read from the rest
+                                "wrench": wrench,
                                 "shift_mm": (seen["shift"] + extra) * 1000})
             self._back_off(pull.frame, into, "grasp_back_off")
             if extra == 0.0:

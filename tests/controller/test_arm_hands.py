@@ -184,6 +184,7 @@ def test_fingers_that_meet_the_block_feel_to_either_side_then_give_it_up(planner
     assert pulled.gave_up is GaveUp.APPROACH and pulled.drawn_m == 0.0
     tries = pulled.touches
     assert len(tries) == 3 and tries[0]["shift_mm"] == 0.0
+    assert tries[0]["wrench"] == pytest.approx([0.0, 0.0, -2.0, -0.04, 0.0, 0.0])  # all of it kept
     # the second try goes toward the finger that touched, the third to the other side
     plan = planner.pull(planner.arm.home, 7, 1, PUSH_THROUGH, tower_layers=19)
     tool_y = planner.arm.fk(plan.step("approach").trajectory.end, "grasp").R[:, 1]
