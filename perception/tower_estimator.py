@@ -110,11 +110,10 @@ class TowerEstimator:
         return TowerFit(pose, pose.tilt_deg, measurements, unassigned, residual * 1000)
 
     def _remember_across(self, measurements: list[FaceMeasurement], pose: TowerPose) -> None:
-        centres = pose.to_tower(np.array([m.centre for m in measurements]))
-        for m, c in zip(measurements, centres):
+        for m, offset in zip(measurements, _offsets_across(measurements, pose)):
             slot = (m.face.layer, m.face.slot)
             if len(m.cameras) >= 2:
-                self.across_m[m.marker] = (*slot, float((c - m.face.centre) @ m.face.across))
+                self.across_m[m.marker] = (*slot, offset)
             elif m.marker in self.across_m and self.across_m[m.marker][:2] != slot:
                 del self.across_m[m.marker]
 
@@ -131,13 +130,10 @@ class TowerEstimator:
     @staticmethod
     def _layer_across(measured: list[FaceMeasurement], pose: TowerPose) -> dict[int, float]:
         """Per layer, the mean offset across their slots' axes of the faces measured (m)."""
-        if not measured:
-            return {}
-        centres = pose.to_tower(np.array([m.centre for m in measured]))
-        sums: dict[int, list[float]] = {}
-        for m, c in zip(measured, centres):
-            sums.setdefault(m.face.layer, []).append(float((c - m.face.centre) @ m.face.across))
-        return {layer: float(np.mean(v)) for layer, v in sums.items()}
+        by_layer: dict[int, list[float]] = {}
+        for m, offset in zip(measured, _offsets_across(measured, pose)):
+            by_layer.setdefault(m.face.layer, []).append(offset)
+        return {layer: float(np.mean(v)) for layer, v in by_layer.items()}
 
     def blocks(self, fit: TowerFit) -> list[BlockObservation]:
         """Every measured block, in the fitted tower frame."""
@@ -415,6 +411,15 @@ class TowerEstimator:
         if not measurements:
             return float("inf")
         return float(np.median(np.abs(self._residuals(self._arrays(measurements), pose.params))))
+
+
+def _offsets_across(measurements: list[FaceMeasurement], pose: TowerPose) -> list[float]:
+    """How far each measured face centre lies across its slot's axis from the slot's line (m),
+    in the tower frame of `pose`."""
+    if not measurements:
+        return []
+    centres = pose.to_tower(np.array([m.centre for m in measurements]))
+    return [float((c - m.face.centre) @ m.face.across) for m, c in zip(measurements, centres)]
 
 
 def _triangulate(a: CameraModel, b: CameraModel, pa: np.ndarray, pb: np.ndarray) -> np.ndarray:
