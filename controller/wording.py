@@ -35,7 +35,9 @@ def grasp_tries(touches: list[dict]) -> str:
         elif touch.get("missed"):
             said.append(f"{aim}: closed on air")
         else:
-            said.append(f"{aim}: a finger met it at {touch.get('force_n', 0.0):.2f} N")
+            finger = {1: "the finger toward slot 2", -1: "the finger toward slot 0"}.get(
+                touch.get("side"), "a finger")
+            said.append(f"{aim}: {finger} met it at {touch.get('force_n', 0.0):.2f} N")
     return "; ".join(said)
 
 

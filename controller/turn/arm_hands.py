@@ -14,7 +14,8 @@ import numpy as np
 from controller.cell_link import CellLink
 from controller.turn.arm_moves import ArmMoves, HeldBlockWatch
 from controller.turn.checks import (away_from_neighbours, drag_was_a_spike, end_protrusion,
-                                    neighbours_in, placement_shift, seen_offset, support_rise)
+                                    neighbours_in, next_grasp_shift, placement_shift, seen_offset,
+                                    support_rise, touch_side)
 from controller.turn.procedure import Player
 from controller.turn.hands import Felt, GaveUp, Look, PlaceOrder, Pulled, Pushed, Slot, Trace
 from controller.turn.report import TowerFellError, TurnError
@@ -51,8 +52,7 @@ GRASP_GUARD_N = 0.6
 # slot, where the cameras read no block, and the next place was set down on it.
 ALIGN_SHORT_M = 0.003
 ALIGN_RESUMES = 2
-REGRASP_SHIFT = 0.008        # a finger met the block: try again this far to its side (m); the open
-                             # fingers clear a 25 mm block by 7.5 mm each side
+GRASP_TRIES = 4              # grasp approaches to a block before it is given up
 # A set-down whose guard stopped it this far or more above the block's rest met something that is
 # not the layer below: the edge of a neighbour in the layer (a block is 15 mm high). The block is
 # lifted and set down again PLACE_RETRY_SHIFT further from its neighbours, at most PLACE_TRIES
@@ -322,19 +322,23 @@ class ArmHands:
 
     def _grasp(self, source: Slot, into, touches: list[dict]) -> MotionPlan | None:
         """Bring the open fingers around the block's protruding end and close them; returns the
-        pull plan, its pull still to run, or None when a finger met the block at every try.
+        pull plan, its pull still to run, or None when no try of GRASP_TRIES got around it.
 
-        A block pushed by one point turns as it slides out, and the cameras, which look at the
-        back of the tower, cannot see its front end. So the fingers feel for it: the approach is
-        guarded, and a finger that meets the block backs off and tries again REGRASP_SHIFT to the
-        side of the finger that touched (the wrist's torque about the tool's x axis tells which),
-        then to the other side. Fingers that close on air open and try both sides too."""
+        A block pushed by one point turns as it slides out (in the simulated cell a side block
+        turned 13 degrees and its front end lay 14 mm across from its slot's line), and the
+        cameras, which look at the back of the tower, cannot see its front end. So the fingers
+        feel for it: the approach is guarded, and a finger that meets the block backs off, and the
+        next try goes to that finger's side (the wrist's twist at the touch tells which,
+        `touch_side`; checks.py `next_grasp_shift` chooses the aim). Fingers that close on air
+        open and try either side too."""
         seen = seen_offset(self.planner.tower, self.obs, source)
         front = end_protrusion(self.obs, source, self.planner.tower.front_end(source[0])) + PUSH_THROUGH
         across = self.planner.tower.across(source[0])
-        tries = [0.0]
-        while tries:
-            extra = tries.pop(0)
+        outward = source[1] - 1           # a side block's open side, along `across`
+        tried: list[tuple[float, int | None]] = []
+        extra: float | None = 0.0
+        while extra is not None and len(tried) < GRASP_TRIES:
+            aim = {"layer": source[0], "slot": source[1], "shift_mm": (seen["shift"] + extra) * 1000}
             try:
                 pull = self.planner.pull(self.moves.q(), *source, front, tower_layers=self.layers,
                                          guard_n=GRASP_GUARD_N, shift=seen["shift"] + extra,
@@ -343,41 +347,46 @@ class ArmHands:
                 # No grasp the fingers could reach without touching the tower: in a seed-1 match
                 # a block pushed out under a layer of two stopped the match there ("fingers
                 # within 2 mm of the tower"); it goes back home like one the fingers met.
-                touches.append({"layer": source[0], "slot": source[1], "force_n": 0.0,
-                                "unplanned": str(exc), "shift_mm": (seen["shift"] + extra) * 1000})
-                if extra == 0.0:
-                    tries = [REGRASP_SHIFT, -REGRASP_SHIFT]
+                touches.append({**aim, "force_n": 0.0, "unplanned": str(exc)})
+                tried.append((extra, None))
+                extra = next_grasp_shift(tried, outward)
                 continue
             self.moves.follow(pull.step("transit"))
             self.moves.grip(pull.step("open"))
             self.moves.dwell_and_tare()
-            met = self.moves.follow(pull.step("approach"))
-            toward = 1.0
+            met, wrench = self._approach_feeling(pull.step("approach"))
             if met.outcome is not MotionOutcome.GUARD:
                 width = self.moves.grip(pull.step("close"))
                 if self.grip.holds(width):
                     return pull
                 # closed on air: the block lies beyond one finger or the other, which is unknown
-                touches.append({"layer": source[0], "slot": source[1], "force_n": 0.0,
-                                "missed": True, "shift_mm": (seen["shift"] + extra) * 1000})
+                touches.append({**aim, "force_n": 0.0, "missed": True})
+                tried.append((extra, None))
                 self.moves.open_fully()
             else:
-                # A finger at +y (tool) pressed back along -z twists the wrist negatively about x.
-                wrench = [float(v) for v in self.arm.telemetry().wrench]
-                torque_x = wrench[3]
                 y_world = self.planner.arm.fk(self.moves.q(), pull.frame).R[:, 1]
-                toward = -np.sign(torque_x) * np.sign(float(y_world @ across)) or 1.0
-                touches.append({"layer": source[0], "slot": source[1], "force_n": met.force_n,
-                                "torque_x_nm": torque_x,
-                                # all of it (tool frame, N and N m): in two whole games the first
-                                # touch had almost no torque about x, so no finger at one side met
-                                # the block; what did is to be read from the rest
-                                "wrench": wrench,
-                                "shift_mm": (seen["shift"] + extra) * 1000})
+                side = touch_side(wrench, float(y_world @ across))
+                # all of the reading at the touch (tool frame, N and N m), and the side it told
+                touches.append({**aim, "force_n": met.force_n, "torque_x_nm": wrench[3],
+                                "wrench": wrench, "side": side})
+                tried.append((extra, side))
             self._back_off(pull.frame, into, "grasp_back_off")
-            if extra == 0.0:
-                tries = [toward * REGRASP_SHIFT, -toward * REGRASP_SHIFT]
+            extra = next_grasp_shift(tried, outward)
         return None
+
+    def _approach_feeling(self, step: MoveStep) -> tuple[MotionResult, list[float]]:
+        """Run a guarded approach; how it ended and the wrist's whole reading (tool frame, N and
+        N m) at its strongest force while it ran: read after the stop, the reading has often
+        rung down already (a touch at 2.5 N read 0.25 N)."""
+        self.link.forces.start()
+        try:
+            result = self.moves.follow(step)
+        finally:
+            samples = self.link.forces.stop()
+        if not samples:
+            return result, [float(v) for v in self.arm.telemetry().wrench]
+        _, peak = max(samples, key=lambda s: float(np.linalg.norm(np.asarray(s[1][:3], float))))
+        return result, [float(v) for v in peak]
 
     def _back_off(self, frame: str, into, label: str, gentle: bool = False) -> None:
         """Straight out of the tower's way from a block's front end, along the layer, at the free

@@ -116,3 +116,65 @@ def outcome_problem(before, after: Look, source, target) -> str | None:
     if after.out_of_place:
         return f"blocks out of place after the turn: {after.out_of_place}"
     return None
+
+
+# --- feeling for a pushed-out block's end with the fingers ------------------------------------
+
+# The open fingers clear a 25 mm block by 7.5 mm each side. A finger that met the block tells that
+# the block lies beyond it: its centre at least FINGER_CLEARANCE past the aim on that finger's
+# side (the clearance, less the give of a yawed block's corner). The next try goes REGRASP_SHIFT
+# past the last one that way, or halfway between a bound on each side; never more than
+# REGRASP_REACH from where the cameras saw the block.
+REGRASP_SHIFT = 0.008
+FINGER_CLEARANCE = 0.005
+REGRASP_REACH = 0.017
+# A finger's end pressed head-on twists the wrist about the tool's x axis by its 25 mm offset
+# times the force, and a pad pressed from the side by about 170 mm (the fingers' reach) times the
+# force; both fingers at once, or the middle of the hand, hardly at all. A twist under this lever
+# (m) says nothing about which finger met the block.
+SIDE_LEVER_M = 0.012
+SAME_AIM_M = 0.002
+
+
+def touch_side(wrench, tool_y_across: float) -> int:
+    """Which finger met the block during a grasp's approach, as a side across the layer (+1: the
+    finger toward the layer's +across met it, so the block lies further that way; -1 the other),
+    or 0 when the wrist cannot tell (a head-on touch). `wrench` is the wrist's reading at the
+    touch (tool frame, N and N m: the force on the tool); `tool_y_across` the tool's y axis
+    dotted with the layer's across direction. A finger at tool +y pressed back along -z, or
+    pushed outward along +y by the block between the fingers, twists the wrist negatively about x."""
+    force = float(np.linalg.norm(np.asarray(wrench[:3], float)))
+    torque_x = float(wrench[3])
+    if force <= 0.0 or abs(torque_x) < SIDE_LEVER_M * force or tool_y_across == 0.0:
+        return 0
+    return int(-np.sign(torque_x) * np.sign(tool_y_across))
+
+
+def next_grasp_shift(tries: list[tuple[float, int | None]], outward: int = 0) -> float | None:
+    """Where across (m, from the block's seen centre) the fingers try next, after `tries`: each
+    its aim and what it found (a side from `touch_side`; 0 a touch the wrist could not place;
+    None closed on air or not reachable). None when nothing is left to try: no untried aim within
+    REGRASP_REACH.
+
+    A sided touch says the block lies past that aim on the finger's side: the next try goes
+    REGRASP_SHIFT on from the last such aim that way (further if that aim was tried), or, once
+    fingers on both sides have met it, halfway between them (a turned block can meet both). With no side known the
+    tries go REGRASP_SHIFT to either side, then twice that, `outward` first (the side block's open
+    side, +1 or -1; 0 for a middle block, taken as +1): pushed through, side blocks of the
+    simulated cell turned with their front ends outward."""
+    sided = [(aim, side) for aim, side in tries if side in (1, -1)]
+    low = max((aim + FINGER_CLEARANCE for aim, side in sided if side == 1), default=None)
+    high = min((aim - FINGER_CLEARANCE for aim, side in sided if side == -1), default=None)
+    if low is not None and high is not None:
+        options = [(low + high) / 2]
+    elif sided:
+        aim, side = sided[-1]
+        options = [aim + side * REGRASP_SHIFT * k for k in (1, 2, 3)]
+    else:
+        first = outward or 1
+        options = [first * REGRASP_SHIFT * k * sign for k in (1, 2) for sign in (1, -1)]
+    for aim in options:
+        fresh = all(abs(aim - tried) > SAME_AIM_M for tried, _ in tries)
+        if fresh and abs(aim) <= REGRASP_REACH + 1e-9:
+            return aim
+    return None

@@ -9,8 +9,8 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from controller.turn.arm_hands import (ALIGN_RESUMES, GRASP_GUARD_N, PLACE_RETRY_SHIFT, PLACE_TRIES,
-                                       PULL_GUARD_N, PULL_RESUMES, REGRASP_SHIFT, ArmHands)
+from controller.turn.arm_hands import (ALIGN_RESUMES, GRASP_GUARD_N, GRASP_TRIES, PLACE_RETRY_SHIFT,
+                                       PLACE_TRIES, PULL_GUARD_N, PULL_RESUMES, ArmHands)
 from controller.turn.hands import PlaceOrder
 from controller.turn.hands import GaveUp
 from controller.turn.report import TurnError
@@ -67,6 +67,8 @@ class RecordingArm:
         if guard is not None and guard[1] == PULL_GUARD_N:
             return self._pull(times, positions, guard)
         trips = guard is not None and self.stop_when(guard)
+        if trips:       # the wrist's reading while it ran, ending at the touch
+            self.samples = [(self.time, np.zeros(6)), (self.time + 0.004, self.wrench.copy())]
         self.q = np.array(positions[len(positions) // 3 if trips else -1], float)
         self.time += float(times[-1])
         self.calls.append(("follow", guard is not None))
@@ -177,24 +179,52 @@ def test_a_pull_that_drags_the_tower_lets_go_and_backs_away(planner, default_cel
     assert arm_hands(planner, default_cell, RecordingArm(planner.arm.home)).pull((7, 1)).came
 
 
-def test_fingers_that_meet_the_block_feel_to_either_side_then_give_it_up(planner, default_cell):
+def _toward_slot_2(planner, layer=7, slot=1):
+    """+1 when the grasp's tool y axis points across the layer toward slot 2, else -1."""
+    plan = planner.pull(planner.arm.home, layer, slot, PUSH_THROUGH, tower_layers=19)
+    tool_y = planner.arm.fk(plan.step("approach").trajectory.end, "grasp").R[:, 1]
+    return np.sign(tool_y @ planner.tower.across(layer))
+
+
+def test_fingers_that_meet_the_block_on_one_side_feel_further_that_way_then_give_it_up(
+        planner, default_cell):
     arm = RecordingArm(planner.arm.home, stop_when=lambda guard: guard[1] == GRASP_GUARD_N)
     arm.wrench = np.array([0.0, 0.0, -2.0, -0.04, 0.0, 0.0])   # a finger at tool +y was pressed
     pulled = arm_hands(planner, default_cell, arm).pull((7, 1))
     assert pulled.gave_up is GaveUp.APPROACH and pulled.drawn_m == 0.0
     tries = pulled.touches
-    assert len(tries) == 3 and tries[0]["shift_mm"] == 0.0
     assert tries[0]["wrench"] == pytest.approx([0.0, 0.0, -2.0, -0.04, 0.0, 0.0])  # all of it kept
-    # the second try goes toward the finger that touched, the third to the other side
-    plan = planner.pull(planner.arm.home, 7, 1, PUSH_THROUGH, tower_layers=19)
-    tool_y = planner.arm.fk(plan.step("approach").trajectory.end, "grasp").R[:, 1]
-    toward = np.sign(tool_y @ planner.tower.across(7))
-    shifts = [g["shift_mm"] for g in tries[1:]]
-    assert shifts == [toward * REGRASP_SHIFT * 1000, -toward * REGRASP_SHIFT * 1000]
+    # every try goes on toward the finger that touched, as far as the reach allows
+    toward = _toward_slot_2(planner)
+    assert [t["side"] for t in tries] == [toward] * 3
+    assert [g["shift_mm"] for g in tries] == pytest.approx([0.0, toward * 8.0, toward * 16.0])
     assert ("gripper", 0.0) not in arm.calls                   # it never closed on anything
     # every approach followed a fresh tare
     approaches = [i for i, c in enumerate(arm.calls) if c == ("follow", True)][:3]
     assert all(arm.calls[i - 1] == ("tare",) for i in approaches)
+
+
+def test_the_side_is_read_at_the_touch_not_after_the_stop(planner, default_cell):
+    """Read after the stop, the wrist had rung down (2.5 N at the touch, 0.25 N read)."""
+    arm = RecordingArm(planner.arm.home, stop_when=lambda guard: guard[1] == GRASP_GUARD_N)
+    arm.wrench = np.array([0.0, 0.0, -2.0, 0.04, 0.0, 0.0])    # at the touch: the tool -y finger
+    hands = arm_hands(planner, default_cell, arm)
+    telemetry = arm.telemetry
+    arm.telemetry = lambda: SimpleNamespace(**{**vars(telemetry()),
+                                               "wrench": np.array([0.0, 0.0, 0.24, 0.0, 0.0, 0.0])})
+    pulled = hands.pull((7, 1))
+    assert pulled.touches[0]["side"] == -_toward_slot_2(planner)
+    assert pulled.touches[0]["wrench"] == pytest.approx([0.0, 0.0, -2.0, 0.04, 0.0, 0.0])
+
+
+def test_a_side_block_met_head_on_is_felt_for_on_its_open_side_first(planner, default_cell):
+    arm = RecordingArm(planner.arm.home, stop_when=lambda guard: guard[1] == GRASP_GUARD_N)
+    arm.wrench = np.array([0.0, 0.0, -2.0, 0.0, 0.0, 0.0])     # head-on: no finger told
+    pulled = arm_hands(planner, default_cell, arm).pull((7, 2))
+    assert pulled.gave_up is GaveUp.APPROACH
+    assert [t["side"] for t in pulled.touches] == [0] * 4
+    # slot 2's open side is toward +across; then the other side, then twice as far
+    assert [t["shift_mm"] for t in pulled.touches] == pytest.approx([0.0, 8.0, -8.0, 16.0], abs=0.01)
 
 
 def test_a_finger_that_meets_the_block_once_finds_it_beside_and_pulls(planner, default_cell):
@@ -244,7 +274,8 @@ def test_a_block_no_grasp_can_be_planned_for_is_given_up_like_one_the_fingers_me
     arm = RecordingArm(planner.arm.home)
     pulled = arm_hands(planner, default_cell, arm).pull((7, 1))
     assert pulled.gave_up is GaveUp.APPROACH and not arm.calls      # nothing moved
-    assert len(pulled.touches) == 3 and all("within 2 mm" in t["unplanned"] for t in pulled.touches)
+    assert len(pulled.touches) == GRASP_TRIES
+    assert all("within 2 mm" in t["unplanned"] for t in pulled.touches)
 
 
 def test_knock_after_knock_is_a_drag_after_all(planner, default_cell):

@@ -28,7 +28,9 @@ def test_a_grasp_given_up_says_how_each_try_went():
     said = grasp_tries([{"force_n": 0.71, "shift_mm": 0.4},
                         {"missed": True, "force_n": 0.0, "shift_mm": 8.4},
                         {"unplanned": "fingers within 2 mm of the tower", "force_n": 0.0,
-                         "shift_mm": -7.6}])
+                         "shift_mm": -7.6},
+                        {"force_n": 1.13, "shift_mm": -15.6, "side": -1}])
     assert said == ("+0.4 mm across: a finger met it at 0.71 N; +8.4 mm across: closed on air; "
-                    "-7.6 mm across: not planned (fingers within 2 mm of the tower)")
+                    "-7.6 mm across: not planned (fingers within 2 mm of the tower); "
+                    "-15.6 mm across: the finger toward slot 0 met it at 1.13 N")
     assert grasp_tries([]) == ""
