@@ -14,8 +14,8 @@ import numpy as np
 from controller.cell_link import CellLink
 from controller.turn.arm_moves import ArmMoves, HeldBlockWatch
 from controller.turn.checks import (away_from_neighbours, drag_was_a_spike, end_protrusion,
-                                    neighbours_in, next_grasp_shift, placement_shift, seen_offset,
-                                    support_rise, touch_side)
+                                    felt_offset, neighbours_in, next_grasp_shift, placement_shift,
+                                    seen_offset, support_rise, touch_side)
 from controller.turn.procedure import Player
 from controller.turn.hands import Felt, GaveUp, Look, PlaceOrder, Pulled, Pushed, Slot, Trace
 from controller.turn.report import TowerFellError, TurnError
@@ -93,6 +93,8 @@ class ArmHands:
         self.layers = link.cell.blocks.layers         # the tower's layers at the last look
         self._at_block: tuple[Slot, MotionPlan] | None = None   # a probe's fingertip at its block
         self._pull: MotionPlan | None = None          # the pull that holds the block
+        # where a grasp given up felt its block, across from where the cameras saw it (m)
+        self._felt: dict[Slot, float] = {}
         self._window_look: TowerObservation | None = None   # the look that closed a window
 
     def now(self) -> float:
@@ -192,11 +194,13 @@ class ArmHands:
         layer, slot = source
         front = self.planner.tower.front_end(layer)
         was = end_protrusion(self.obs, source, front)
+        # aimed where a grasp given up felt the block, if it did
+        where = seen_offset(self.planner.tower, self.obs, source)
+        where["shift"] += self._felt.pop(source, 0.0)
         plan = self.planner.push(self.moves.q(), layer, slot, -was,
                                  tower_layers=self.layers, end=front, protrusion=was + travel_m,
                                  speed=PUSH_SPEED, guard_n=jam_n, retreat=False,
-                                 gentle_approach=True,
-                                 **seen_offset(self.planner.tower, self.obs, source))
+                                 gentle_approach=True, **where)
         self.moves.come_to_face(plan)
         step = plan.step("push")
         # Not resumed when its guard stops it, as a push home is: under a light jam limit it starts
@@ -331,6 +335,7 @@ class ArmHands:
         next try goes to that finger's side (the wrist's twist at the touch tells which,
         `touch_side`; checks.py `next_grasp_shift` chooses the aim). Fingers that close on air
         open and try either side too."""
+        self._felt.pop(source, None)
         seen = seen_offset(self.planner.tower, self.obs, source)
         front = end_protrusion(self.obs, source, self.planner.tower.front_end(source[0])) + PUSH_THROUGH
         across = self.planner.tower.across(source[0])
@@ -372,6 +377,9 @@ class ArmHands:
                 tried.append((extra, side))
             self._back_off(pull.frame, into, "grasp_back_off")
             extra = next_grasp_shift(tried, outward)
+        felt = felt_offset(tried)
+        if felt is not None:
+            self._felt[source] = felt
         return None
 
     def _approach_feeling(self, step: MoveStep) -> tuple[MotionResult, list[float]]:

@@ -160,11 +160,10 @@ def next_grasp_shift(tries: list[tuple[float, int | None]], outward: int = 0) ->
     REGRASP_SHIFT on from the last such aim that way (further if that aim was tried), or, once
     fingers on both sides have met it, halfway between them (a turned block can meet both). With no side known the
     tries go REGRASP_SHIFT to either side, then twice that, `outward` first (the side block's open
-    side, +1 or -1; 0 for a middle block, taken as +1): pushed through, side blocks of the
-    simulated cell turned with their front ends outward."""
+    side, +1 or -1; 0 for a middle block, taken as +1): the pushed-through side blocks of the
+    simulated cell that moved far (13 degrees, 14 mm at the grasp) moved outward."""
     sided = [(aim, side) for aim, side in tries if side in (1, -1)]
-    low = max((aim + FINGER_CLEARANCE for aim, side in sided if side == 1), default=None)
-    high = min((aim - FINGER_CLEARANCE for aim, side in sided if side == -1), default=None)
+    low, high = _bounds(tries)
     if low is not None and high is not None:
         options = [(low + high) / 2]
     elif sided:
@@ -178,3 +177,27 @@ def next_grasp_shift(tries: list[tuple[float, int | None]], outward: int = 0) ->
         if fresh and abs(aim) <= REGRASP_REACH + 1e-9:
             return aim
     return None
+
+
+def felt_offset(tries: list[tuple[float, int | None]]) -> float | None:
+    """Where across (m, from its seen centre) the grasp's tries found a block they could not get
+    around: between the aims whose opposite fingers met it, or just past the furthest aim whose
+    finger met it on one side; None when no touch told a side. A block given up is pushed home
+    there: aimed where the cameras saw it, the rod met a block that had turned 13 degrees at its
+    side and turned it 5 degrees more."""
+    low, high = _bounds(tries)
+    past = REGRASP_SHIFT - FINGER_CLEARANCE
+    if low is not None and high is not None:
+        return (low + high) / 2
+    if low is not None:
+        return low + past
+    if high is not None:
+        return high - past
+    return None
+
+
+def _bounds(tries: list[tuple[float, int | None]]) -> tuple[float | None, float | None]:
+    """The least and the most across the block's centre can be, as the sided touches say."""
+    low = max((aim + FINGER_CLEARANCE for aim, side in tries if side == 1), default=None)
+    high = min((aim - FINGER_CLEARANCE for aim, side in tries if side == -1), default=None)
+    return low, high

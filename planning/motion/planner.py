@@ -35,12 +35,18 @@ from planning.game.geometry import TowerGeometry
 # Geometry of contacts (m).
 STANDOFF = 0.03          # tool clearance from the tower before and after contact
 CONTACT_LEAD = 0.002     # where the guarded push starts, before the nominal face
-GRIP_DEPTH = 0.012       # grasp centre inside the block's end face
+# The pads' centre inside the block's end face. The 20 mm pads then reach 4 mm past the end and the
+# fingers' ends 16 mm into the block: the less they reach in, the shorter the push-through before
+# the grasp and the overhang before the push home can be.
+GRIP_DEPTH = 0.006
 # How far a chosen block is pushed out of the front face before it is grasped: the least that lets
-# the pads (GRIP_DEPTH +- half their length) close clear of the tower. A block pushed by one point
-# turns as it slides out, the more the further: loose side blocks of the simulated cell turned
-# 1-3 degrees by 20 mm, 5-6 by 27 mm and up to 19 by 33 mm, where the fingers missed them.
-PUSH_THROUGH = 0.027
+# the fingers' ends close clear of the tower (by 5 mm). A block pushed by one point turns as it
+# slides out, the more the further: loose side blocks of the simulated cell turned 1-3 degrees by
+# 20 mm, 5-6 by 27 mm and up to 19 by 33 mm, where the fingers missed them; in a seed-2 game block
+# 7.2 had turned 3.6 degrees by 16 mm, 6.5 by 21 mm and 13 by 26 mm (its front end 14 mm across at
+# the grasp, where three tries met it). 27 mm with the pads 12 mm in; every slot of layers 2-18
+# can still be pulled, and layers 19-25 placed, with these.
+PUSH_THROUGH = 0.021
 GRASP_RAISES = (0.0, 0.003, 0.005)  # grasp centre above the block's centre line, tried in order
 PULL_CLEARANCE = 0.02    # how far past the tower face a pulled block ends up
 # The pull holds the block lightly (N of squeeze). A firm grip fixes the block to the arm's path,
@@ -59,7 +65,9 @@ PLACE_SLOW = 0.005       # last part of the descent, done slowly under a guard
 # Pressed 10 mm into the neighbour's edge it rocked the top of the tower, slid off outward and was
 # pushed off the tower by the push home. Guarded, the touch stops it (see ArmHands.place).
 BESIDE_CLEARANCE = 0.003
-PLACE_OVERHANG = 0.03    # block set down sticking out this far, then pushed home
+# A block is set down sticking out this far, then pushed home: the fingers' ends 8 mm clear of the
+# layer below's edge (at 6 mm less, with the old grip, the planner found them within 2 mm of it).
+PLACE_OVERHANG = 0.024
 PLACE_PRESS = 0.001      # the guarded descent's end below the nominal resting height
 PROBE_TABLE_CLEARANCE = 0.006  # the fingertip rod pushes no lower than this above the table
 # Keep-out margins (m).

@@ -204,6 +204,24 @@ def test_fingers_that_meet_the_block_on_one_side_feel_further_that_way_then_give
     assert all(arm.calls[i - 1] == ("tare",) for i in approaches)
 
 
+def test_a_block_given_up_is_pushed_home_where_the_fingers_felt_it(planner, default_cell,
+                                                                   monkeypatch):
+    """Aimed where the cameras had seen it, the rod met the side of a block that had turned 13
+    degrees, and turned it 5 degrees more."""
+    arm = RecordingArm(planner.arm.home, stop_when=lambda guard: guard[1] == GRASP_GUARD_N)
+    arm.wrench = np.array([0.0, 0.0, -2.0, -0.04, 0.0, 0.0])   # the tool +y finger, every try
+    hands = arm_hands(planner, default_cell, arm)
+    assert hands.pull((7, 1)).gave_up is GaveUp.APPROACH
+    aims = []
+    push = planner.push
+    monkeypatch.setattr(planner, "push", lambda *a, **k: (aims.append(k["shift"]), push(*a, **k))[1])
+    hands.restore((7, 1), PUSH_THROUGH, 3.0)
+    # the last try met it at 16 mm toward that finger: it lies past 21 mm, pushed at 24
+    assert aims == [pytest.approx(_toward_slot_2(planner) * 0.024)]
+    hands.restore((7, 1), PUSH_THROUGH, 3.0)                     # felt once, used once
+    assert aims[-1] == 0.0
+
+
 def test_the_side_is_read_at_the_touch_not_after_the_stop(planner, default_cell):
     """Read after the stop, the wrist had rung down (2.5 N at the touch, 0.25 N read)."""
     arm = RecordingArm(planner.arm.home, stop_when=lambda guard: guard[1] == GRASP_GUARD_N)

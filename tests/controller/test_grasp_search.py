@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from controller.turn.checks import (FINGER_CLEARANCE, REGRASP_REACH, REGRASP_SHIFT, SAME_AIM_M,
-                                    next_grasp_shift, touch_side)
+                                    felt_offset, next_grasp_shift, touch_side)
 
 BLOCK_HALF_WIDTH = 0.0125
 OPEN_HALF = 0.020          # the open pads' half-distance (a 40 mm stroke)
@@ -101,3 +101,10 @@ def test_a_sided_bound_leaves_the_fingers_clear_of_the_block():
     assert _met(aim, block) == 1 and block - aim >= FINGER_CLEARANCE
     assert _met(next_grasp_shift([(aim, 1)]), block) is None
     assert np.isclose(next_grasp_shift([(aim, 1)]), REGRASP_SHIFT)
+
+
+def test_a_block_given_up_is_felt_between_or_just_past_the_fingers_that_met_it():
+    assert felt_offset([(0.0, 1), (0.016, -1)]) == pytest.approx(0.008)
+    assert felt_offset([(0.0, 0), (0.008, 1), (0.016, 1)]) == pytest.approx(0.016 + REGRASP_SHIFT)
+    assert felt_offset([(0.0, -1)]) == pytest.approx(-REGRASP_SHIFT)
+    assert felt_offset([(0.0, 0), (0.008, 0), (-0.008, None)]) is None

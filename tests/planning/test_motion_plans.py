@@ -8,7 +8,7 @@ import pytest
 from planning.game.cell import parse_cell
 from planning.motion.paces import (FREE_ACCEL, LIGHT_ACCEL, LIGHT_GUARD_N, LINE_ACCEL,
                                    PLACE_FEEL_SPEED, PLACE_SLOW_SPEED, guarded_pace)
-from planning.motion.planner import (BESIDE_CLEARANCE, PLACE_OVERHANG, PUSH_THROUGH, SQUEEZE_INSIDE, TRANSIT_MARGIN,
+from planning.motion.planner import (BESIDE_CLEARANCE, GRIP_DEPTH, PLACE_OVERHANG, PUSH_THROUGH, SQUEEZE_INSIDE, TRANSIT_MARGIN,
                                      MotionPlanner)
 from planning.motion.plans import GripStep, PlanError
 from planning.game.tower import layer_axis
@@ -170,7 +170,7 @@ def test_place_sets_the_block_down_overhanging_then_pushes_it_home(planner):
     grasp = planner.arm.fk(settle.trajectory.end, "grasp")
     held_axis = grasp.R @ np.array(pull.held.direction)
     assert abs(held_axis[2]) < 1e-6   # the block lies level
-    centre = grasp.t + held_axis * (planner.cell.blocks.length.mean / 2 - 0.012)
+    centre = grasp.t + held_axis * (planner.cell.blocks.length.mean / 2 - GRIP_DEPTH)
     slot = planner.tower.block_pose(19, 2).t
     offset = centre - slot
     assert abs(abs(offset @ planner.tower.axis(19)) - PLACE_OVERHANG) < 1e-3
