@@ -27,11 +27,13 @@ def segment_free(a: np.ndarray, b: np.ndarray, free: Free, resolution: float) ->
 
 def plan_path(start: np.ndarray, goal: np.ndarray, free: Free, q_min: np.ndarray,
               q_max: np.ndarray, resolution: float = 0.03, max_nodes: int = 3000,
-              step: float = 0.3) -> list[np.ndarray] | None:
-    """A list of joint waypoints from start to goal with free straight segments, or None."""
+              step: float = 0.3, salt: int = 0) -> list[np.ndarray] | None:
+    """A list of joint waypoints from start to goal with free straight segments, or None.
+    `salt` picks another random stream for the same request (a search that failed may succeed
+    with another)."""
     if segment_free(start, goal, free, resolution):
         return [start, goal]
-    seed = zlib.crc32(np.round(np.concatenate([start, goal]), 4).tobytes())
+    seed = zlib.crc32(np.round(np.concatenate([start, goal]), 4).tobytes()) + salt
     rng = np.random.default_rng(seed)
     trees = ([start], [-1]), ([goal], [-1])
     for i in range(max_nodes):

@@ -274,6 +274,27 @@ def test_transit_between_two_work_poses_is_planned(planner):
     assert_within_limits(planner, plan)
 
 
+def test_a_transit_whose_path_search_fails_searches_again_with_another_stream(planner,
+                                                                              monkeypatch):
+    """In a seed-2 game the carry of a block from layer 7 to layer 22 found no path and the turn
+    stopped with the block held: a search has a fixed budget and a fixed random stream."""
+    import planning.motion.planner as module
+    a = planner.push(planner.arm.home, 4, 0, 0.01, tower_layers=TALL).q_end
+    b = planner.pull(planner.arm.home, 12, 2, 0.035, tower_layers=TALL).step("approach").trajectory.start
+    real, salts = module.plan_path, []
+
+    def unlucky(*args, salt=0, **kwargs):
+        salts.append(salt)
+        return None if salt < module.TRANSIT_SEARCHES - 1 else real(*args, salt=salt, **kwargs)
+
+    monkeypatch.setattr(module, "plan_path", unlucky)
+    plan = planner.transit(a, b, tower_layers=TALL)
+    assert np.allclose(plan.q_end, b) and salts == list(range(module.TRANSIT_SEARCHES))
+    monkeypatch.setattr(module, "plan_path", lambda *args, **kwargs: None)
+    with pytest.raises(PlanError, match="no collision-free transit"):
+        planner.transit(a, b, tower_layers=TALL)
+
+
 def test_a_pull_closes_on_the_block_where_it_was_seen(planner):
     """A block seen off its slot's centre is grasped centred on where it is, not on the slot."""
     nominal = planner.pull(planner.arm.home, 7, 2, 0.035, tower_layers=TALL)
