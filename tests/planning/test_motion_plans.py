@@ -295,6 +295,31 @@ def test_a_transit_whose_path_search_fails_searches_again_with_another_stream(pl
         planner.transit(a, b, tower_layers=TALL)
 
 
+def test_the_keep_out_box_leans_with_the_tower(planner):
+    """A seed-1 game's 22-layer tower leaned 2.2 mm away from the arm by layer 18 (the simulator's
+    truth), and no grasp of a block pushed out PUSH_THROUGH there could be planned: against an
+    upright box the fingers were within 2 mm of the tower at every try. At 12 mm a metre (3 mm by
+    layer 18) no slot of layer 18 could be pulled against the upright box."""
+    from planning.game.geometry import TowerPose
+    nominal = planner.tower
+    front = nominal.front_end(18) * nominal.axis(18)
+    # the tower's axis moves 12 mm per metre away from the arm
+    lean = tuple((nominal.pose.R.T @ -front)[:2] * 0.012)
+    x, y = nominal.pose.t[:2]
+    yaw = float(np.arctan2(nominal.pose.R[1, 0], nominal.pose.R[0, 0]))
+    planner.set_tower(nominal.measured(TowerPose(x, y, yaw, nominal.pitch, *lean)))
+    try:
+        for slot in (0, 1, 2):
+            plan = planner.pull(planner.arm.home, 18, slot, PUSH_THROUGH, tower_layers=22)
+            assert plan.step("approach").trajectory.duration > 0
+        # a point on the leaning axis at layer 18's height lies on the box's axis
+        z = planner.tower.block_pose(18, 1).t[2]
+        on_axis = planner.tower.pose.R @ np.r_[np.array(lean) * z, z] + planner.tower.pose.t
+        assert planner.tower.to_tower(on_axis[None, :])[0][:2] == pytest.approx([0, 0], abs=1e-9)
+    finally:
+        planner.set_tower(nominal)
+
+
 def test_a_pull_closes_on_the_block_where_it_was_seen(planner):
     """A block seen off its slot's centre is grasped centred on where it is, not on the slot."""
     nominal = planner.pull(planner.arm.home, 7, 2, 0.035, tower_layers=TALL)
