@@ -35,6 +35,8 @@ TRANSIT_SPEED_SCALE = 0.75
 # on the way to the top (docs/turn.md).
 HELD_TRANSIT_SPEED_SCALE = 0.5
 LINE_STEP = 0.002        # m, Cartesian sampling of straight moves
+MIN_LINE = 1e-7          # m: a straight move shorter than this goes nowhere
+MIN_SEGMENT_S = 1e-3     # s, the least time a straight move's segment takes
 # A push under a light guard (high in the tower the safe push force is 0.2-0.3 N) must not read its
 # own start as resistance. The device runs each segment between waypoints at a constant speed, so
 # a move begins with a step in speed, which the wrist reads as about 26 N per m/s on the simulated
@@ -69,7 +71,11 @@ def ramped_durations(length: float, n: int, speed: float, accel: float) -> np.nd
     The device interpolates between waypoints, so each segment's speed is a step, and the wrist
     sensor feels every jolt as the tool's mass times its acceleration: recorded pulls read up to
     1.8 N in their first fifth, against under 0.5 N of drag from a loose block."""
+    if length <= MIN_LINE:
+        # A move of no length (a retreat from where the tool already is) still needs
+        # increasing times; 0/0 here once sent the device a trajectory timed in NaNs.
+        return np.full(n, MIN_SEGMENT_S)
     step = length / n
     mid = (np.arange(n) + 0.5) * step
     ramp = np.sqrt(2 * accel * np.minimum(mid, length - mid))
-    return step / np.minimum(speed, ramp)
+    return np.maximum(step / np.minimum(speed, ramp), MIN_SEGMENT_S)

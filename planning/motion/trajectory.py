@@ -45,6 +45,8 @@ class JointTrajectory:
     def check(self, q_min: np.ndarray, q_max: np.ndarray, speed_max: np.ndarray,
               tol: float = 1e-6) -> None:
         """Raise TrajectoryError naming the joint and waypoint that breaks a limit."""
+        if not (np.all(np.isfinite(self.times)) and np.all(np.isfinite(self.positions))):
+            raise TrajectoryError("a waypoint's time or position is not a number")
         if len(self.times) < 2 or np.any(np.diff(self.times) <= 0):
             raise TrajectoryError("waypoint times must increase")
         low = np.argwhere(self.positions < q_min - tol)

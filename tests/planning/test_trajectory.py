@@ -47,3 +47,20 @@ def test_sample_and_join():
     assert np.allclose(both.sample(a.duration), [1.0] * 6)
     with pytest.raises(TrajectoryError):
         a.then(a)
+
+
+def test_a_move_of_no_length_is_timed_in_numbers():
+    """A retreat from where the tool already was once reached the device timed in NaNs (0/0 in
+    the speed-up); a seed-3 game's arm then stopped on an OVERLOAD fault."""
+    from planning.motion.paces import ramped_durations
+    for length in (0.0, 1e-9):
+        durations = ramped_durations(length, 1, 0.03, 0.1)
+        assert np.all(np.isfinite(durations)) and np.all(durations > 0)
+    moving = ramped_durations(0.02, 10, 0.03, 0.1)
+    assert np.all(np.isfinite(moving)) and np.all(moving > 0)
+
+
+def test_a_trajectory_with_a_time_that_is_not_a_number_is_refused():
+    traj = JointTrajectory(np.array([0.0, np.nan, 1.0]), np.zeros((3, 2)))
+    with pytest.raises(TrajectoryError, match="not a number"):
+        traj.check(np.full(2, -1.0), np.full(2, 1.0), np.full(2, 1.0))
