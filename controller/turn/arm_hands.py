@@ -121,6 +121,7 @@ class ArmHands:
             raise TowerFellError("the tower has fallen")
         self.planner.set_tower(self.planner.tower.measured(obs.pose))
         self.obs = obs
+        self._felt.clear()        # what the fingers felt was of the tower before this look
         seen = look_from(obs, blocks_moved)
         self.layers = seen.tower.top_layer + 1
         return seen
@@ -194,13 +195,21 @@ class ArmHands:
         layer, slot = source
         front = self.planner.tower.front_end(layer)
         was = end_protrusion(self.obs, source, front)
-        # aimed where a grasp given up felt the block, if it did
-        where = seen_offset(self.planner.tower, self.obs, source)
-        where["shift"] += self._felt.pop(source, 0.0)
-        plan = self.planner.push(self.moves.q(), layer, slot, -was,
-                                 tower_layers=self.layers, end=front, protrusion=was + travel_m,
-                                 speed=PUSH_SPEED, guard_n=jam_n, retreat=False,
-                                 gentle_approach=True, **where)
+        seen = seen_offset(self.planner.tower, self.obs, source)
+        # aimed where a grasp given up felt the block, if it did and that can be reached
+        felt = self._felt.pop(source, 0.0)
+        plan = None
+        for shift in dict.fromkeys((seen["shift"] + felt, seen["shift"])):
+            try:
+                plan = self.planner.push(self.moves.q(), layer, slot, -was,
+                                         tower_layers=self.layers, end=front,
+                                         protrusion=was + travel_m, speed=PUSH_SPEED,
+                                         guard_n=jam_n, retreat=False, gentle_approach=True,
+                                         shift=shift, rise=seen["rise"])
+                break
+            except PlanError:
+                if shift == seen["shift"]:
+                    raise
         self.moves.come_to_face(plan)
         step = plan.step("push")
         # Not resumed when its guard stops it, as a push home is: under a light jam limit it starts
@@ -377,7 +386,7 @@ class ArmHands:
                 tried.append((extra, side))
             self._back_off(pull.frame, into, "grasp_back_off")
             extra = next_grasp_shift(tried, outward)
-        felt = felt_offset(tried)
+        felt = felt_offset(tried, outward)
         if felt is not None:
             self._felt[source] = felt
         return None

@@ -179,21 +179,25 @@ def next_grasp_shift(tries: list[tuple[float, int | None]], outward: int = 0) ->
     return None
 
 
-def felt_offset(tries: list[tuple[float, int | None]]) -> float | None:
-    """Where across (m, from its seen centre) the grasp's tries found a block they could not get
-    around: between the aims whose opposite fingers met it, or just past the furthest aim whose
-    finger met it on one side; None when no touch told a side. A block given up is pushed home
-    there: aimed where the cameras saw it, the rod met a block that had turned 13 degrees at its
-    side and turned it 5 degrees more."""
+def felt_offset(tries: list[tuple[float, int | None]], outward: int) -> float | None:
+    """Where across (m, from its seen centre) the grasp's tries found a side block they could not
+    get around, toward its open side (`outward`, +1 or -1): between the aims whose opposite
+    fingers met it, or just past the furthest aim whose finger met it, at most REGRASP_REACH out.
+    None for a middle block (0), whose neighbours hold it in its line, and when no touch put the
+    block outward. A block given up is pushed home there: aimed where the cameras saw it, the rod
+    met the side of a block that had turned 13 degrees and turned it 5 degrees more."""
     low, high = _bounds(tries)
     past = REGRASP_SHIFT - FINGER_CLEARANCE
     if low is not None and high is not None:
-        return (low + high) / 2
-    if low is not None:
-        return low + past
-    if high is not None:
-        return high - past
-    return None
+        felt = (low + high) / 2
+    elif low is not None:
+        felt = low + past
+    elif high is not None:
+        felt = high - past
+    else:
+        return None
+    out = felt * outward
+    return float(np.clip(out, 0.0, REGRASP_REACH)) * outward if out > 0 else None
 
 
 def _bounds(tries: list[tuple[float, int | None]]) -> tuple[float | None, float | None]:

@@ -191,7 +191,7 @@ class TowerGeometry:
 
     def to_tower(self, points: np.ndarray) -> np.ndarray:
         """World points (N, 3) in the tower frame, measured from its leaning axis (as the blocks'
-        poses are): the keep-out box leans with the tower. Upright, it stood about 2 mm inside the
+        poses are): the keep-out box leans with the tower. Upright, it stood about 2 mm proud of the
         front face of layer 18 of a leaning 22-layer tower in a seed-1 game, and no grasp of a
         block pushed out 21 mm there could be planned."""
         inv = self.pose.inv()

@@ -11,6 +11,7 @@ import pytest
 
 from controller.turn.arm_hands import (ALIGN_RESUMES, GRASP_GUARD_N, GRASP_TRIES, PLACE_RETRY_SHIFT,
                                        PLACE_TRIES, PULL_GUARD_N, PULL_RESUMES, ArmHands)
+from controller.turn.checks import REGRASP_REACH
 from controller.turn.hands import PlaceOrder
 from controller.turn.hands import GaveUp
 from controller.turn.report import TurnError
@@ -204,22 +205,42 @@ def test_fingers_that_meet_the_block_on_one_side_feel_further_that_way_then_give
     assert all(arm.calls[i - 1] == ("tare",) for i in approaches)
 
 
-def test_a_block_given_up_is_pushed_home_where_the_fingers_felt_it(planner, default_cell,
-                                                                   monkeypatch):
+def test_a_side_block_given_up_is_pushed_home_where_the_fingers_felt_it(planner, default_cell,
+                                                                        monkeypatch):
     """Aimed where the cameras had seen it, the rod met the side of a block that had turned 13
     degrees, and turned it 5 degrees more."""
     arm = RecordingArm(planner.arm.home, stop_when=lambda guard: guard[1] == GRASP_GUARD_N)
-    arm.wrench = np.array([0.0, 0.0, -2.0, -0.04, 0.0, 0.0])   # the tool +y finger, every try
+    toward = _toward_slot_2(planner, 7, 2)
+    # every try met by the finger toward slot 2, the block's open side
+    arm.wrench = np.array([0.0, 0.0, -2.0, -0.04 * toward, 0.0, 0.0])
     hands = arm_hands(planner, default_cell, arm)
-    assert hands.pull((7, 1)).gave_up is GaveUp.APPROACH
+    assert hands.pull((7, 2)).gave_up is GaveUp.APPROACH
     aims = []
     push = planner.push
     monkeypatch.setattr(planner, "push", lambda *a, **k: (aims.append(k["shift"]), push(*a, **k))[1])
-    hands.restore((7, 1), PUSH_THROUGH, 3.0)
-    # the last try met it at 16 mm toward that finger: it lies past 21 mm, pushed at 24
-    assert aims == [pytest.approx(_toward_slot_2(planner) * 0.024)]
-    hands.restore((7, 1), PUSH_THROUGH, 3.0)                     # felt once, used once
+    hands.restore((7, 2), PUSH_THROUGH, 3.0)
+    # the last try met it 16 mm out: it lies further, pushed at the search's reach
+    assert aims == [pytest.approx(REGRASP_REACH)]
+    hands.restore((7, 2), PUSH_THROUGH, 3.0)                     # felt once, used once
     assert aims[-1] == 0.0
+
+
+def test_a_put_back_that_cannot_be_aimed_where_the_block_was_felt_aims_where_it_was_seen(
+        planner, default_cell, monkeypatch):
+    hands = arm_hands(planner, default_cell, RecordingArm(planner.arm.home))
+    hands._felt[(7, 2)] = REGRASP_REACH
+    aims = []
+    push = planner.push
+
+    def only_seen(*a, **k):
+        aims.append(k["shift"])
+        if k["shift"] != 0.0:
+            raise PlanError("cannot push layer 7 slot 2 from its + end: fingertip within 2 mm")
+        return push(*a, **k)
+
+    monkeypatch.setattr(planner, "push", only_seen)
+    hands.restore((7, 2), PUSH_THROUGH, 3.0)
+    assert aims == [REGRASP_REACH, 0.0]
 
 
 def test_the_side_is_read_at_the_touch_not_after_the_stop(planner, default_cell):

@@ -103,8 +103,17 @@ def test_a_sided_bound_leaves_the_fingers_clear_of_the_block():
     assert np.isclose(next_grasp_shift([(aim, 1)]), REGRASP_SHIFT)
 
 
-def test_a_block_given_up_is_felt_between_or_just_past_the_fingers_that_met_it():
-    assert felt_offset([(0.0, 1), (0.016, -1)]) == pytest.approx(0.008)
-    assert felt_offset([(0.0, 0), (0.008, 1), (0.016, 1)]) == pytest.approx(0.016 + REGRASP_SHIFT)
-    assert felt_offset([(0.0, -1)]) == pytest.approx(-REGRASP_SHIFT)
-    assert felt_offset([(0.0, 0), (0.008, 0), (-0.008, None)]) is None
+def test_a_side_block_given_up_is_felt_between_or_just_past_the_fingers_that_met_it():
+    assert felt_offset([(0.0, 1), (0.012, -1)], outward=1) == pytest.approx(0.006)
+    assert felt_offset([(0.0, 0), (0.008, 1)], outward=1) == pytest.approx(0.008 + REGRASP_SHIFT)
+    assert felt_offset([(0.0, -1)], outward=-1) == pytest.approx(-REGRASP_SHIFT)
+    # never further out than the search reaches
+    assert felt_offset([(0.0, 0), (0.008, 1), (0.016, 1)], outward=1) == pytest.approx(REGRASP_REACH)
+
+
+def test_no_felt_place_for_a_middle_block_or_one_felt_inward():
+    """A middle block's neighbours hold it in its line: a finger that met it met something
+    else (a neighbour sticking out), and a put-back aimed 24 mm across would push at nothing."""
+    assert felt_offset([(0.0, 1), (0.008, 1), (0.016, 1)], outward=0) is None
+    assert felt_offset([(0.0, -1)], outward=1) is None
+    assert felt_offset([(0.0, 0), (0.008, 0), (-0.008, None)], outward=1) is None
