@@ -232,12 +232,18 @@ class ArmHands:
         """Run a move and record the wrist force along `axis` (tool coordinates) while it runs:
         (device time, N) for every telemetry frame."""
         axis = np.asarray(axis, float)
+        result, samples = self._follow_sampled(step)
+        return result, [(t, float(w[:3] @ axis)) for t, w in samples]
+
+    def _follow_sampled(self, step: MoveStep) -> tuple[MotionResult, list]:
+        """Run a move; how it ended and the wrist's readings while it ran: (device time, wrench
+        in tool coordinates) for every telemetry frame."""
         self.link.forces.start()
         try:
             result = self.moves.follow(step)
         finally:
             samples = self.link.forces.stop()
-        return result, [(t, float(w[:3] @ axis)) for t, w in samples]
+        return result, samples
 
     def _block_travel(self, frame: str, source: Slot, end: int, protrusion: float,
                       force_n: float) -> float:
@@ -395,11 +401,7 @@ class ArmHands:
         """Run a guarded approach; how it ended and the wrist's whole reading (tool frame, N and
         N m) at its strongest force while it ran: read after the stop, the reading has often
         rung down already (a touch at 2.5 N read 0.25 N)."""
-        self.link.forces.start()
-        try:
-            result = self.moves.follow(step)
-        finally:
-            samples = self.link.forces.stop()
+        result, samples = self._follow_sampled(step)
         if not samples:
             return result, [float(v) for v in self.arm.telemetry().wrench]
         _, peak = max(samples, key=lambda s: float(np.linalg.norm(np.asarray(s[1][:3], float))))
