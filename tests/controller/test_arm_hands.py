@@ -9,8 +9,8 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from controller.turn.arm_hands import (ALIGN_RESUMES, GRASP_GUARD_N, GRASP_TRIES, PLACE_RETRY_SHIFT,
-                                       PLACE_TRIES, PULL_GUARD_N, PULL_RESUMES, ArmHands)
+from controller.turn.arm_hands import GRASP_GUARD_N, GRASP_TRIES, PULL_GUARD_N, PULL_RESUMES, ArmHands
+from controller.turn.arm_placing import ALIGN_RESUMES, PLACE_RETRY_SHIFT, PLACE_TRIES
 from controller.turn.checks import REGRASP_REACH
 from controller.turn.hands import PlaceOrder
 from controller.turn.hands import GaveUp

@@ -1,0 +1,139 @@
+"""The place skill of the arm's hands (controller/turn/arm_hands.py `ArmHands` is made of it):
+the held block set down on its place with a guarded descent, lifted and set again when it landed
+on a neighbour's edge, and pushed home along its layer when the plan aligns it. Every time is
+device time.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from controller.turn.checks import (away_from_neighbours, neighbours_in, placement_shift,
+                                    support_rise)
+from controller.turn.hands import PlaceOrder
+from controller.turn.report import TurnError
+from controller.wording import slot_name
+from firmware_bridge.client import MotionOutcome, MotionResult
+from planning.motion.paces import PUSH_HOME_SPEED, guarded_pace, retreat_pace
+from planning.motion.plans import GripStep, MotionPlan, MoveStep
+
+# A push home stopped by its guard this far or more short of its end goes on after a fresh tare, at
+# most ALIGN_RESUMES times: in HIL runs and a seed-1 match the guard tripped as the push began
+# (the wrist's reading of the start, the block untouched) and left the block 29 mm out of its
+# slot, where the cameras read no block, and the next place was set down on it.
+ALIGN_SHORT_M = 0.003
+ALIGN_RESUMES = 2
+
+# A set-down whose guard stopped it this far or more above the block's rest met something that is
+# not the layer below: the edge of a neighbour in the layer (a block is 15 mm high). The block is
+# lifted and set down again PLACE_RETRY_SHIFT further from its neighbours, at most PLACE_TRIES
+# times in all.
+LANDED_HIGH_M = 0.006
+PLACE_RETRY_SHIFT = 0.003
+PLACE_TRIES = 3
+PLACE_LIFT = 0.01            # over the guarded set-down's start, where the block is lifted to
+
+
+class _LandedHigh(Exception):
+    """The set-down met something above the block's rest (how far, in words); the block was
+    lifted back."""
+
+
+class ArmPlacing:
+    """Placing, for `ArmHands`: it runs on the hands' `moves`, `planner`, `grip`, `obs`, `layers`,
+    the held block's pull plan `_pull` and their straight `_retreat` along a push."""
+
+    def place(self, order: PlaceOrder) -> float:
+        """Plan the place of the held block and run it; returns the device time the tool last
+        touched the placed block: its release, or the end of the push that aligns it, when there
+        is one. The settling window runs from then: a block still being pushed has not been let
+        go."""
+        if self._pull is None:
+            raise TurnError("no block is held to place")
+        target = order.target
+        shift = placement_shift(self.obs, target, self.planner.tower)
+        beside = bool(neighbours_in(self.obs, target))
+        rise = support_rise(self.planner.tower, self.obs, target)
+        for attempt in range(1, PLACE_TRIES + 1):
+            plan = self.planner.place(self.moves.q(), *target, self._pull.held, shift=shift,
+                                      guard_n=order.press_n, align_guard_n=order.align_n,
+                                      ends=list(order.ends), beside=beside, rise=rise)
+            try:
+                released = self.run_place(plan)
+                break
+            except _LandedHigh as high:
+                away = away_from_neighbours(self.obs, target, self.planner.tower)
+                if away == 0 or attempt == PLACE_TRIES:
+                    raise TurnError(
+                        f"the block met something {high} above its place on "
+                        f"{slot_name(*target)} at each of {attempt} set-downs; it is held above "
+                        f"the tower: take it from the fingers and check the top layer") from None
+                shift += away * PLACE_RETRY_SHIFT
+        self._pull = None
+        return released
+
+    def run_place(self, plan: MotionPlan) -> float:
+        """Run a place plan; see `place`."""
+        released = None
+        stopped_early = False
+        for step in plan.steps:
+            if isinstance(step, GripStep):
+                self.moves.grip(step)
+                if step.label == "release":
+                    released = self.arm.device_time()
+                continue
+            if step.label == "align_retreat" and stopped_early:
+                # the align push met the block sooner than planned: back out from where it stopped
+                self._retreat(plan, "align_retreat", "align_", gentle=True)
+                continue
+            if step.label == "descend":
+                self.grip.check_still_held()
+            if step.guard is not None:
+                # the tool turned since the last tare; its weight would read as a push
+                self.moves.dwell_and_tare()
+            result = self.moves.follow(step)
+            if step.label == "settle":
+                self._check_landing(step, result)
+            if step.label == "align_push":
+                result = self._push_home_on(plan, step, result)
+                stopped_early = result.outcome is MotionOutcome.GUARD
+                released = self.arm.device_time()
+        return released if released is not None else self.arm.device_time()
+
+    def _check_landing(self, settle: MoveStep, result: MotionResult) -> None:
+        """A set-down stopped by its guard well above the block's rest sat on something: lift
+        the block back out of the layer (still held) and say how high it stopped."""
+        if result.outcome is not MotionOutcome.GUARD:
+            return
+        at = {name: float(self.planner.arm.fk(q, "grasp").t[2]) for name, q in (
+            ("here", self.moves.q()), ("start", settle.trajectory.start),
+            ("end", settle.trajectory.end))}
+        height = at["here"] - at["end"]
+        if height < LANDED_HIGH_M:
+            return
+        held = self._pull.held if self._pull is not None else None
+        up = np.array([0.0, 0.0, at["start"] + PLACE_LIFT - at["here"]])
+        self.moves.run(self.planner.straight(self.moves.q(), "grasp", up, tower_layers=self.layers,
+                                             exempt=("held",), held=held, label="lift",
+                                             **retreat_pace(gentle=True)))
+        raise _LandedHigh(f"{height * 1000:.0f} mm")
+
+    def _push_home_on(self, plan: MotionPlan, step: MoveStep, result: MotionResult) -> MotionResult:
+        """Go on with a push home its guard stopped well short of its end (see ALIGN_SHORT_M),
+        from where it stopped, after a fresh tare; a block that truly jams trips it again."""
+        for _ in range(ALIGN_RESUMES):
+            left = self._left_of(plan, step)
+            if result.outcome is not MotionOutcome.GUARD or np.linalg.norm(left) < ALIGN_SHORT_M:
+                break
+            self.moves.dwell_and_tare()
+            on = self.planner.straight(self.moves.q(), plan.frame, left, tower_layers=self.layers,
+                                       speed=PUSH_HOME_SPEED, exempt=("probe",), label=step.label,
+                                       **guarded_pace(step.guard.threshold_n))
+            result = self.moves.follow(MoveStep(step.label, on.moves[0].trajectory, step.guard))
+        return result
+
+    def _left_of(self, plan: MotionPlan, step: MoveStep) -> np.ndarray:
+        """From where the tool stands to the end of `step` (m, world): for a push stopped short,
+        the rest of its way to where the plan would have left the block's face."""
+        end = self.planner.arm.fk(step.trajectory.end, plan.frame).t
+        return end - self.planner.arm.fk(self.moves.q(), plan.frame).t
