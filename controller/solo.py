@@ -109,21 +109,25 @@ def play_solo(link: CellLink, turns: int | None = None, options: RuleOptions = R
               on_turn: Callable[[TurnReport], None] | None = None,
               policy: Policy | None = None,
               on_phase: Callable[[str, TurnReport], None] | None = None,
-              on_note: Callable[[str], None] | None = None) -> SoloResult:
+              on_note: Callable[[str], None] | None = None,
+              result: SoloResult | None = None) -> SoloResult:
     """`turns`: a move cap (None: to the game's end); `policy`: how blocks are chosen
     (planning/policies.py; the robot's own by default); `on_phase(name, report)` is told as each
-    phase of a turn begins, `on_note(text)` of each block a turn gives up on."""
+    phase of a turn begins, `on_note(text)` of each block a turn gives up on; `result`: see
+    play_game."""
     player = arm_player(link, options, policy)
     player.on_phase, player.on_note = on_phase, on_note
-    return play_game(player, turns, on_turn)
+    return play_game(player, turns, on_turn, result)
 
 
 def play_game(player: Player, turns: int | None = None,
-              on_turn: Callable[[TurnReport], None] | None = None) -> SoloResult:
+              on_turn: Callable[[TurnReport], None] | None = None,
+              result: SoloResult | None = None) -> SoloResult:
     """Turn after turn by `player` until the tower falls, no block will come out, a turn goes
     wrong or, if a cap is given, `turns` are played: the solo game of `play --solo` and of the
-    game benchmark alike."""
-    result = SoloResult()
+    game benchmark alike. The game is kept in `result` as it goes (a new one if None), so a
+    caller still holds it when Ctrl-C unwinds the game: the turn it stopped is in it too."""
+    result = result if result is not None else SoloResult()
     now = player.hands.now
     wall0, world0 = time.monotonic(), now()
     try:
@@ -149,10 +153,11 @@ def _play_turns(player: Player, turns: int | None, result: SoloResult,
             result.fell = isinstance(exc, TowerFellError)
             result.no_move = isinstance(exc, NoMoveError)
             result.cell_lost = isinstance(exc, (LinkStalledError, PortClosedError, CellLinkError))
-            partial = getattr(exc, "report", None)
-            if partial is not None:
-                result.turns.append(partial)      # what the turn did before it stopped
+            _keep_partial(result, exc)
             break
+        except KeyboardInterrupt as exc:
+            _keep_partial(result, exc)
+            raise
         result.turns.append(report)
         if on_turn:
             on_turn(report)
@@ -161,3 +166,10 @@ def _play_turns(player: Player, turns: int | None, result: SoloResult,
             result.fell = report.fell
             result.error = report.error
             break
+
+
+def _keep_partial(result: SoloResult, exc: BaseException) -> None:
+    """What a turn an error stopped did before it stopped, kept with the game."""
+    partial = getattr(exc, "report", None)
+    if partial is not None:
+        result.turns.append(partial)

@@ -6,9 +6,10 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import os
 
 from controller.commands.cell_cmd import load
-from controller.commands.common import EXIT_FAILED, CommandError
+from controller.commands.common import EXIT_FAILED, EXIT_TERMINATED, CommandError, Terminated
 from controller.wording import plural, slot_name, turn_phase
 from hardware.cells import DEFAULT_CELL
 from planning.game.rules import VARIANT_NAMES, Scoring
@@ -75,7 +76,8 @@ def register(commands: argparse._SubParsersAction) -> None:
                            "(RULES.md names 30 and 60 s)")
     play.add_argument("--report", metavar="FILE",
                       help="solo play: write every turn as JSON: the block taken, each probe "
-                           "with its force trace, the time of each phase")
+                           "with its force trace, the time of each phase (rewritten as each turn "
+                           "ends; written on Ctrl-C too)")
     play.set_defaults(run=run_play)
 
 
@@ -111,6 +113,8 @@ def _describe(report) -> str:
 
 
 def write_report(path: str, result) -> None:
+    """The game as JSON, replaced whole (written beside and renamed: a stop while it is written
+    leaves the last one)."""
     turns = [dataclasses.asdict(t) | {"duration_s": t.duration_s} for t in result.turns]
     document = {"turns": turns, "stories": result.stories, "fell": result.fell, "error": result.error,
                 "tower": result.tower, "world_s": round(result.world_s, 3),
@@ -119,13 +123,15 @@ def write_report(path: str, result) -> None:
                 "extraction_success": round(result.extraction_success, 3),
                 "probes_per_turn": round(result.probes_per_turn, 2),
                 "median_turn_s": result.median_turn_s}
-    with open(path, "w") as out:
+    partial = f"{path}.partial"
+    with open(partial, "w") as out:
         json.dump(document, out, indent=1, default=lambda o: o.item() if hasattr(o, "item") else str(o))
+    os.replace(partial, path)
 
 
 def run_play(args: argparse.Namespace) -> int:
     from controller.cell_link import CellLink, CellLinkError, SimulatedCell
-    from controller.solo import play_solo
+    from controller.solo import SoloResult, play_solo
     from firmware_bridge.errors import ArmError
 
     settle_options(args)
@@ -136,6 +142,13 @@ def run_play(args: argparse.Namespace) -> int:
         raise CommandError("--turns must be at least 1")
     cell = load(args.cell)
     cameras = dict(item.split("=", 1) for item in args.camera if "=" in item)
+    result = SoloResult()
+
+    def turn_done(report) -> None:
+        print(_describe(report), flush=True)
+        if args.report:
+            write_report(args.report, result)     # each turn as it ends: a crash loses none
+
     sim = None
     try:
         if args.serial:
@@ -150,17 +163,30 @@ def run_play(args: argparse.Namespace) -> int:
         # A simulator sharing this computer with the controller can be paused for a few hundred
         # milliseconds when the machine is busy: give its link that much slack.
         with CellLink(cell, serial, cameras, stall_s=None if args.serial else SIM_STALL_S) as link:
-            result = play_solo(link, args.turns, on_turn=lambda r: print(_describe(r), flush=True),
-                               on_phase=lambda phase, r: print(
-                                   f"  turn {r.number}: {turn_phase(phase, r)}", flush=True),
-                               on_note=lambda text: print(f"  {text}", flush=True))
+            play_solo(link, args.turns, on_turn=turn_done,
+                      on_phase=lambda phase, r: print(
+                          f"  turn {r.number}: {turn_phase(phase, r)}", flush=True),
+                      on_note=lambda text: print(f"  {text}", flush=True), result=result)
     except (CellLinkError, ArmError) as exc:
         raise CommandError(str(exc), EXIT_FAILED) from None
+    except KeyboardInterrupt as exc:
+        # the arm was left stopped as the link closed; the game so far is still reported
+        how = "terminated (SIGTERM)" if isinstance(exc, Terminated) else "interrupted at the keyboard"
+        result.error = f"turn {len(result.moved) + 1}: {how}"
+        _finish_solo(args, cell, result)
+        return EXIT_TERMINATED if isinstance(exc, Terminated) else 130
     finally:
         if sim is not None:
             sim.close()
+    _finish_solo(args, cell, result)
+    return 0 if result.ran_as_asked(args.turns) else EXIT_FAILED
+
+
+def _finish_solo(args: argparse.Namespace, cell, result) -> None:
+    """Write the solo game's report and print its summary and the height record."""
     if args.report:
         write_report(args.report, result)
+        print(f"report: {args.report}", flush=True)
     print(f"result: {plural(len(result.turns), 'turn')}, "
           f"{'all legal' if result.all_legal else 'NOT all legal'}, "
           f"tower {result.tower}, {result.stories or '?'} stories"
@@ -173,7 +199,6 @@ def run_play(args: argparse.Namespace) -> int:
           + (f", median turn {result.median_turn_s:.1f} s" if result.median_turn_s else ""),
           flush=True)
     print(solo_record_line(args, cell, result), flush=True)
-    return 0 if result.ran_as_asked(args.turns) else EXIT_FAILED
 
 
 def solo_record_line(args: argparse.Namespace, cell, result) -> str:

@@ -55,8 +55,8 @@ class Player:
         turn = Turn(self, number)
         try:
             return turn.run(blocks_moved, watch_window)
-        except Exception as exc:
-            turn.report.error = str(exc)
+        except BaseException as exc:      # Ctrl-C too: a solo game keeps the turn it stopped
+            turn.report.error = str(exc) or type(exc).__name__
             exc.report = turn.report
             raise
         finally:

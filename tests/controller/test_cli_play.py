@@ -115,3 +115,56 @@ def test_a_serial_port_that_does_not_open_leaves_no_report_and_no_resume_hint(tm
     assert len(lines) == 1 and lines[0].startswith("jenga-robot: error: the match could not start: ")
     assert "cannot open serial port" in lines[0] and "--resume" not in run.stderr
     assert not (tmp_path / "r").exists()
+
+
+def test_a_solo_game_stopped_by_ctrl_c_still_writes_its_report(tmp_path, monkeypatch):
+    """The report is written as each turn ends, and once more when Ctrl-C stops the game, with
+    the turns played and how it stopped; the exit status is the shell's for an interrupt."""
+    import json
+
+    import controller.cell_link as cell_link
+    import controller.solo as solo
+    from controller.turn.report import TurnReport
+
+    class StandInCell:
+        serial, camera_urls = "loop://", {}
+
+        def __init__(self, *args):
+            pass
+
+        def close(self):
+            pass
+
+    class StandInLink:
+        def __init__(self, *args, **kwargs):
+            pass
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return False
+
+    written = []
+
+    def one_turn_then_ctrl_c(link, turns, on_turn=None, result=None, **kwargs):
+        result.turns.append(TurnReport(1, (3, 1), (19, 0), legal=True, stories="18 1/3",
+                                       phases_s={"look": 1.0}))
+        result.stories = "18 1/3"
+        on_turn(result.turns[-1])
+        written.append(json.loads((tmp_path / "game.json").read_text()))
+        result.turns.append(TurnReport(2, phases_s={"probe": 3.0}, error="KeyboardInterrupt"))
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cell_link, "SimulatedCell", StandInCell)
+    monkeypatch.setattr(cell_link, "CellLink", StandInLink)
+    monkeypatch.setattr(solo, "play_solo", one_turn_then_ctrl_c)
+    run = play("--solo", "--report", str(tmp_path / "game.json"),
+               "--records", str(tmp_path / "records.json"))
+    assert run.returncode == 130, run.stderr
+    assert [len(w["turns"]) for w in written] == [1]      # written as the first turn ended
+    report = json.loads((tmp_path / "game.json").read_text())
+    assert len(report["turns"]) == 2 and report["legal_turns"] == 1
+    assert report["error"] == "turn 2: interrupted at the keyboard"
+    assert "interrupted at the keyboard" in run.stdout and "18 1/3" in run.stdout
+    assert not (tmp_path / "game.json.partial").exists()

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from controller.solo import play_game
+from controller.solo import SoloResult, play_game
 from controller.turn.hands import GaveUp
 from controller.turn.procedure import Player
 from controller.turn.report import NoMoveError, Phase, TurnError
@@ -200,6 +200,27 @@ def test_a_game_says_how_it_ended():
     assert fell.ending() == "fell: settling window"
     # a game that ends in a fall on its first turn still ran as asked: the fall is the game's end
     assert fell.ran_as_asked(None) and not fell.ran_as_asked(5)
+
+
+def test_a_game_stopped_by_ctrl_c_keeps_its_turns_and_the_one_it_stopped():
+    p, hands = player()
+    pulls = {"n": 0}
+    real_pull = hands.pull
+
+    def pull_then_interrupt(source):
+        pulls["n"] += 1
+        if pulls["n"] == 2:
+            raise KeyboardInterrupt
+        return real_pull(source)
+
+    hands.pull = pull_then_interrupt
+    kept = SoloResult()
+    with pytest.raises(KeyboardInterrupt):
+        play_game(p, result=kept)
+    assert len(kept.turns) == 2 and kept.legal_turns == 1
+    stopped = kept.turns[-1]
+    assert stopped.phase is Phase.PULL and stopped.probes and not stopped.legal
+    assert stopped.error == "KeyboardInterrupt"
 
 
 def test_a_match_turn_ends_when_the_hands_are_clear_and_leaves_the_window_to_the_match():
