@@ -15,7 +15,8 @@ from controller.turn.report import TurnError
 from controller.wording import slot_name
 from firmware_bridge.client import MotionOutcome, MotionResult
 from planning.motion.paces import PUSH_HOME_SPEED, guarded_pace, retreat_pace
-from planning.motion.plans import GripStep, MotionPlan, MoveStep
+from planning.motion.planner import PLACE_OVERHANG
+from planning.motion.plans import GripStep, MotionPlan, MoveStep, PlanError
 
 # A push home stopped by its guard this far or more short of its end goes on after a fresh tare, at
 # most ALIGN_RESUMES times: in HIL runs and a seed-1 match the guard tripped as the push began
@@ -47,17 +48,30 @@ class ArmPlacing:
         """Plan the place of the held block and run it; returns the device time the tool last
         touched the placed block: its release, or the end of the push that aligns it, when there
         is one. The settling window runs from then: a block still being pushed has not been let
-        go."""
+        go.
+
+        A slot whose neighbours in the layer the cameras see empty takes the block home at once
+        (the fingers stand in those slots): no push home, and the window runs from the release.
+        Otherwise, or when the block is held pitched, it is set down overhanging and pushed home."""
         if self._pull is None:
             raise TurnError("no block is held to place")
         target = order.target
         shift = placement_shift(self.obs, target, self.planner.tower)
-        beside = bool(neighbours_in(self.obs, target))
+        others = neighbours_in(self.obs, target)
+        direct = all(abs(other - target[1]) != 1 for other in others)
         rise = support_rise(self.planner.tower, self.obs, target)
         for attempt in range(1, PLACE_TRIES + 1):
-            plan = self.planner.place(self.moves.q(), *target, self._pull.held, shift=shift,
-                                      guard_n=order.press_n, align_guard_n=order.align_n,
-                                      ends=list(order.ends), beside=beside, rise=rise)
+            plan = None
+            for overhang in (0.0, PLACE_OVERHANG) if direct else (PLACE_OVERHANG,):
+                try:
+                    plan = self.planner.place(self.moves.q(), *target, self._pull.held,
+                                              shift=shift, guard_n=order.press_n,
+                                              align_guard_n=order.align_n, ends=tuple(order.ends),
+                                              beside=bool(others), rise=rise, overhang=overhang)
+                    break
+                except PlanError:
+                    if overhang == PLACE_OVERHANG:
+                        raise
             try:
                 released = self.run_place(plan)
                 break

@@ -69,6 +69,10 @@ BESIDE_CLEARANCE = 0.003
 # layer below's edge (at 6 mm less, with the old grip, the planner found them within 2 mm of it).
 PLACE_OVERHANG = 0.024
 PLACE_PRESS = 0.001      # the guarded descent's end below the nominal resting height
+# A block held level (not by a pitched grasp) and set down home: its fingers, 5 mm thick and
+# centred on the block's 15 mm height, pass 2.4 mm over the layer below, 1.9 mm at the guarded
+# descent's planned end (the guard stops it as the block lands, about 0.5 mm before).
+DIRECT_FINGER_MARGIN = 0.0015
 PROBE_TABLE_CLEARANCE = 0.006  # the fingertip rod pushes no lower than this above the table
 # Keep-out margins (m).
 TRANSIT_MARGIN = 0.02    # everything, away from the tower during transits
@@ -239,7 +243,8 @@ class MotionPlanner:
     def place(self, q_start: np.ndarray, layer: int, slot: int, held: HeldBlock | None = None, *,
               align: bool = True, shift: float = 0.0, guard_n: float = PLACE_GUARD_N,
               align_guard_n: float = 2 * PLACE_GUARD_N, ends: tuple[int, ...] = (1, -1),
-              beside: bool = False, rise: float = 0.0) -> MotionPlan:
+              beside: bool = False, rise: float = 0.0,
+              overhang: float = PLACE_OVERHANG) -> MotionPlan:
         """Put the block held as `held` (from the pull plan; default a level grip) into `slot` of
         `layer` (the top layer, or a new one above it), `shift` across the layer from the slot's
         centre (clear of a neighbour that lies off its own centre). It is set down overhanging
@@ -247,14 +252,22 @@ class MotionPlanner:
         stops the descent onto the tower, `align_guard_n` the push home. `beside`: blocks already
         lie in the layer; the descent is guarded from above their tops ("settle" then starts at
         PLACE_FEEL_SPEED and slows for its last PLACE_SLOW). `rise`: how far above its nominal
-        height the block will rest (the layer below as measured)."""
+        height the block will rest (the layer below as measured). `overhang` 0 sets the block down
+        home, with no push home (`align` is then ignored): only for a slot whose neighbours in the
+        layer are both empty (the fingers stand in their slots) and a block held level (tilted
+        fingers reach into the layer below); the fingers pass DIRECT_FINGER_MARGIN over the layer
+        below."""
         held = held or self.level_grip
+        direct = overhang <= 0.0
+        # home, the fingers stand over the layer below and in the neighbours' (empty) slots
+        keep_out, finger_margin = ((layer - 1, DIRECT_FINGER_MARGIN) if direct
+                                   else (layer, FINGER_MARGIN))
         axis = self.tower.axis(layer)
         errors = []
         front = self.tower.front_end(layer)
         for end in (e for e in (front, -front) if e in ends):
             into = -end * axis
-            centre = (self.tower.block_pose(layer, slot).t + end * axis * PLACE_OVERHANG
+            centre = (self.tower.block_pose(layer, slot).t + end * axis * overhang
                       + self.tower.across(layer) * shift + np.array([0.0, 0.0, rise]))
             grasp = centre + end * axis * (self.cell.blocks.length.mean / 2 - GRIP_DEPTH)
             rest = grasp + np.array([0.0, 0.0, 0.0005])
@@ -263,8 +276,9 @@ class MotionPlanner:
             slow = rest + np.array([0.0, 0.0, PLACE_SLOW + held.raised])
             above = self.cell.blocks.height.mean + BESIDE_CLEARANCE if beside else 0.0
             feel = slow + np.array([0.0, 0.0, above])
-            carry = _Contact(layer, CONTACT_MARGIN, exempt=("held",), held=held)
-            free = _Contact(layer, CONTACT_MARGIN)
+            carry = _Contact(keep_out, CONTACT_MARGIN, exempt=("held",), held=held,
+                             fine_margin=finger_margin)
+            free = _Contact(keep_out, CONTACT_MARGIN, fine_margin=finger_margin)
             rotations = tool_poses.holding_orientations(into, np.asarray(held.direction))
             try:
                 candidates = self._by_distance(q_start, "grasp", rotations, hover, carry)
@@ -297,9 +311,9 @@ class MotionPlanner:
                              GripStep("release", self.cell.tool.stroke, 0.0),
                              MoveStep("back_off", away)]
                     plan = MotionPlan("place", tuple(steps))
-                    if align:
+                    if align and not direct:
                         home = self.push(away.end, layer, slot, 0.0, tower_layers=layer, end=end,
-                                         protrusion=PLACE_OVERHANG, speed=PUSH_HOME_SPEED,
+                                         protrusion=overhang, speed=PUSH_HOME_SPEED,
                                          guard_n=align_guard_n, shift=shift, rise=rise,
                                          gentle_retreat=True)
                         plan = MotionPlan("place", plan.steps + tuple(
@@ -363,21 +377,26 @@ class MotionPlanner:
     # --- building blocks ----------------------------------------------------------------------
 
     def _grasp_candidates(self, q_start, face, into, contact):
-        """(rotation, joints, raise) for grasps of a block whose end face is at `face`: level and
-        pitched approaches; at layer 1 the pitched fingers reach the table, so the grasp may
-        also ride up the block by GRASP_RAISES, still holding it over most of its height."""
-        found = []
-        for raise_by in GRASP_RAISES:
-            before = face + into * (GRIP_DEPTH - STANDOFF - 0.01) + np.array([0.0, 0.0, raise_by])
-            try:
-                found += [(r, q, raise_by) for r, q in self._by_distance(
-                    q_start, "grasp", tool_poses.grasp_orientations(into), before, contact)]
-            except PlanError:
-                continue
-        if not found:
+        """(rotation, joints, raise) for grasps of a block whose end face is at `face`: level
+        approaches first, at each raise, then pitched ones (a block held level can be set down
+        home, `place` with no overhang; one held pitched cannot). At low layers only the pitched
+        fingers clear the table, so the grasp may also ride up the block by GRASP_RAISES, still
+        holding it over most of its height."""
+        found = {True: [], False: []}
+        for level in (True, False):
+            rotations = tool_poses.grasp_orientations(
+                into, tool_poses.GRASP_PITCHES_DEG[:1] if level else tool_poses.GRASP_PITCHES_DEG[1:])
+            for raise_by in GRASP_RAISES:
+                before = face + into * (GRIP_DEPTH - STANDOFF - 0.01) + np.array([0.0, 0.0, raise_by])
+                try:
+                    found[level] += [(r, q, raise_by) for r, q in self._by_distance(
+                        q_start, "grasp", rotations, before, contact)]
+                except PlanError:
+                    continue
+        if not found[True] and not found[False]:
             raise PlanError(f"no collision-free joint configuration grasps the block end at "
                             f"({face[0]:.3f}, {face[1]:.3f}, {face[2]:.3f}) m")
-        return found
+        return found[True] + found[False]
 
     def _push_candidates(self, q_start, direction, position, contact):
         """(tip frame, rotation, joints) for every fingertip and roll, nearest first."""

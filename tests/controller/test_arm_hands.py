@@ -433,9 +433,9 @@ def test_a_put_back_says_how_far_short_of_home_it_stopped(planner, default_cell,
     assert (short > 0.003) == trips and (short < 1e-4) == (not trips)
 
 
-def _held(planner, default_cell, arm, blocks):
-    """Hands holding a block pulled from 5.0, seeing `blocks` (layer, slot, centre in mm)."""
-    pull = planner.pull(planner.arm.home, 5, 0, 0.035, tower_layers=19)
+def _held(planner, default_cell, arm, blocks, source=(5, 0)):
+    """Hands holding a block pulled from `source`, seeing `blocks` (layer, slot, centre in mm)."""
+    pull = planner.pull(planner.arm.home, *source, 0.035, tower_layers=19)
     arm.q = np.array(pull.q_end, float)
     hands = arm_hands(planner, default_cell, arm)
     hands.obs = observation(blocks)
@@ -501,3 +501,24 @@ def test_a_block_is_set_down_onto_the_layer_below_where_the_cameras_see_it(plann
         return planner.arm.fk(ends[0], "grasp").t
 
     assert settle_end(4.0) - settle_end(0.0) == pytest.approx([0.0, 0.0, 0.004], abs=2e-4)
+
+
+@pytest.mark.parametrize("source, seen, target, home", [
+    ((12, 1), [], (19, 1), True),                           # held level, no neighbour
+    ((12, 1), [(19, 0, (0.0, -25.0, 276.0))], (19, 2), True),  # the one neighbour not beside it
+    ((12, 1), [(19, 1, (0.0, 0.0, 276.0))], (19, 2), False),   # its neighbour's slot is taken
+    ((5, 0), [], (19, 1), False),                           # held pitched: fingers in the layer below
+])
+def test_a_block_goes_home_at_once_where_the_fingers_have_room(planner, default_cell, source, seen,
+                                                               target, home):
+    arm = RecordingArm(planner.arm.home)
+    hands = _held(planner, default_cell, arm, seen, source)
+    released = hands.place(PlaceOrder(target, 3.0, 6.0, (1, -1)))
+    guards = [guard[1] for _, guard in arm.guarded]
+    # set down under the press guard; pushed home under the align guard only when not home
+    assert guards == ([3.0] if home else [3.0, 6.0])
+    release = arm.calls.index(("gripper", default_cell.tool.stroke))
+    moved_after = arm.calls[release + 1:].count(("follow", False))
+    # the back-off; or it, the way round to the end, the approach and the retreat from the push
+    assert moved_after == (1 if home else 4)
+    assert released is not None

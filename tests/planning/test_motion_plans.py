@@ -180,6 +180,32 @@ def test_place_sets_the_block_down_overhanging_then_pushes_it_home(planner):
     assert push.trajectory.duration > 0
 
 
+def test_a_block_held_level_is_set_down_home_with_no_push_home(planner):
+    pull = planner.pull(planner.arm.home, 12, 1, 0.035, tower_layers=TALL)
+    # a mid-tower block is grasped level when it can be: held so, it can be set down home
+    assert pull.held.direction == pytest.approx((0.0, 0.0, 1.0))
+    plan = planner.place(pull.q_end, 19, 1, pull.held, overhang=0.0)
+    assert [s.label for s in plan.steps] == ["transit", "descend", "settle", "release", "back_off"]
+    assert_within_limits(planner, plan)
+    assert_continuous(plan)
+    grasp = planner.arm.fk(plan.step("settle").trajectory.end, "grasp")
+    centre = grasp.t + grasp.R @ np.array(pull.held.direction) * (
+        planner.cell.blocks.length.mean / 2 - GRIP_DEPTH)
+    assert np.linalg.norm((centre - planner.tower.block_pose(19, 1).t)[:2]) < 1e-3
+    # the fingers over the layer below keep DIRECT_FINGER_MARGIN, not the tower's side margin
+    contacts = planner.checker.contacts(plan.step("settle").trajectory.end, 18, 0.0,
+                                        exempt=("held",), held=pull.held, fine_margin=0.0)
+    assert not contacts
+
+
+def test_a_block_held_pitched_cannot_be_set_down_home(planner):
+    pull = planner.pull(planner.arm.home, 3, 1, 0.035, tower_layers=TALL)
+    assert abs(pull.held.direction[0]) > 0.3          # low in the tower only pitched grasps reach
+    with pytest.raises(PlanError, match="fingers"):
+        planner.place(pull.q_end, 19, 1, pull.held, overhang=0.0)
+    assert "align_push" in [s.label for s in planner.place(pull.q_end, 19, 1, pull.held).steps]
+
+
 def test_a_probe_that_must_allow_a_push_through_checks_the_whole_line(planner):
     probe = planner.push(planner.arm.home, 7, 1, 0.005, tower_layers=TALL, guard_n=0.5,
                          retreat=False, through=0.03)
