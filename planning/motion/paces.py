@@ -12,7 +12,7 @@ import numpy as np
 APPROACH_SPEED = 0.03
 PULL_SPEED = 0.03
 PLACE_SPEED = 0.04
-PUSH_HOME_SPEED = 0.01
+PUSH_HOME_SPEED = 0.02
 PLACE_SLOW_SPEED = 0.004
 PLACE_FEEL_SPEED = 0.01  # the guarded descent past the tops of blocks already in the layer
 LINE_ACCEL = 0.1         # m/s^2, straight moves' speed-up and slow-down (0.13 N on the tool)
@@ -25,9 +25,11 @@ LINE_ACCEL = 0.1         # m/s^2, straight moves' speed-up and slow-down (0.13 N
 # estimated from the probe's travel, and the push home's retreat leaves a block just set down: they
 # keep APPROACH_SPEED and LINE_ACCEL. An earlier try that ran the place's descent, back-off and
 # lift at the free pace and its push home at 20 mm/s left a block placed in a seed-1 match out of
-# its slot (which change did it was not isolated). The push home keeps 10 mm/s: at 15 mm/s its
-# first waypoint's step in speed read 0.2-0.3 N on the wrist, and tripped a 0.3 N guard as it
-# started (seed 5).
+# its slot (which change did it was not isolated). At 15 mm/s the push home's first waypoint's
+# step in speed read 0.2-0.3 N on the wrist, and tripped a 0.3 N guard as it started (seed 5);
+# since then a push under a light guard starts gently (LIGHT_ACCEL), and the push home runs at
+# 20 mm/s (3.4 s to 1.4 s under a heavier guard; seed 4: three blocks pushed home lay 0.5-1.5 mm
+# along their slots, truth).
 FREE_SPEED = 0.06
 FREE_ACCEL = 0.3
 TRANSIT_SPEED_SCALE = 0.75

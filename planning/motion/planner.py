@@ -5,7 +5,8 @@
 - pull: open, approach the protruding end on the far face, close, pull straight out.
 - place: hover above a slot of the top layer holding the block by one end, slow guarded descent,
   release, retreat, then push the block home (it is set down overhanging by `PLACE_OVERHANG` so the
-  fingers never come over the layer's other blocks).
+  fingers never come over the layer's other blocks); or, into a slot with no neighbour beside it,
+  set down home with no push.
 - transit: joint space, every part of the arm and tool out of the keep-out box around the tower and
   off the table.
 
