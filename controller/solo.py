@@ -159,12 +159,14 @@ def _play_turns(player: Player, turns: int | None, result: SoloResult,
             _keep_partial(result, exc)
             raise
         result.turns.append(report)
-        if on_turn:
-            on_turn(report)
         result.stories = report.stories or result.stories
-        if report.fell or not report.legal or report.error:
+        ends = report.fell or not report.legal or report.error
+        if ends:
             result.fell = report.fell
             result.error = report.error
+        if on_turn:
+            on_turn(report)       # the game as it stands after this turn is in `result`
+        if ends:
             break
 
 

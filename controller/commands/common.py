@@ -20,6 +20,13 @@ class Terminated(KeyboardInterrupt):
     Ctrl-C, so the arm is left stopped and the match report is still drawn."""
 
 
+def interruption(exc: KeyboardInterrupt) -> tuple[str, int]:
+    """How a command was stopped, in words, and its exit status: SIGTERM or Ctrl-C."""
+    if isinstance(exc, Terminated):
+        return "terminated (SIGTERM)", EXIT_TERMINATED
+    return "interrupted at the keyboard", 130
+
+
 class CommandError(Exception):
     """Ends a command with one line on stderr and an exit code."""
 

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from controller.commands.cell_cmd import load
-from controller.commands.common import EXIT_FAILED, EXIT_TERMINATED, CommandError, Terminated
+from controller.commands.common import EXIT_FAILED, CommandError, interruption
 from controller.wording import plural
 from planning.game.rules import MatchConfig, RuleOptions, Scoring
 
@@ -176,11 +176,10 @@ def run_match(args: argparse.Namespace) -> int:
     except KeyboardInterrupt as exc:
         if setup.log is None:
             raise
-        how = "terminated (SIGTERM)" if isinstance(exc, Terminated) else "interrupted at the keyboard"
+        how, status = interruption(exc)
         _note(setup.log, f"stopped: {how}")
         print(f"{how}; resume with: jenga-robot play --resume {setup.log_path}",
               file=sys.stderr, flush=True)
-        status = EXIT_TERMINATED if isinstance(exc, Terminated) else 130
     finally:
         if sim is not None:
             sim.close()

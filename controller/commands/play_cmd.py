@@ -9,7 +9,7 @@ import json
 import os
 
 from controller.commands.cell_cmd import load
-from controller.commands.common import EXIT_FAILED, EXIT_TERMINATED, CommandError, Terminated
+from controller.commands.common import EXIT_FAILED, CommandError, interruption
 from controller.wording import plural, slot_name, turn_phase
 from hardware.cells import DEFAULT_CELL
 from planning.game.rules import VARIANT_NAMES, Scoring
@@ -112,21 +112,34 @@ def _describe(report) -> str:
             f"stories {report.stories or '?'}")
 
 
-def write_report(path: str, result) -> None:
-    """The game as JSON, replaced whole (written beside and renamed: a stop while it is written
-    leaves the last one)."""
+def write_report(path: str, result, playing: bool = False) -> None:
+    """The game as JSON, replaced whole (written beside, synced and renamed: a stop or a crash
+    while it is written leaves the last one). `playing`: the game goes on after this turn."""
     turns = [dataclasses.asdict(t) | {"duration_s": t.duration_s} for t in result.turns]
     document = {"turns": turns, "stories": result.stories, "fell": result.fell, "error": result.error,
                 "tower": result.tower, "world_s": round(result.world_s, 3),
                 "wall_s": round(result.wall_s, 3), "pace": round(result.pace, 3),
-                "legal_turns": result.legal_turns, "ended": result.ending(),
+                "legal_turns": result.legal_turns,
+                "ended": f"not yet: turn {len(result.turns)} done" if playing else result.ending(),
                 "extraction_success": round(result.extraction_success, 3),
                 "probes_per_turn": round(result.probes_per_turn, 2),
                 "median_turn_s": result.median_turn_s}
     partial = f"{path}.partial"
     with open(partial, "w") as out:
         json.dump(document, out, indent=1, default=lambda o: o.item() if hasattr(o, "item") else str(o))
+        out.flush()
+        os.fsync(out.fileno())
     os.replace(partial, path)
+
+
+def _check_writable(path: str) -> None:
+    """Refuse a report path that cannot be written before the game starts, not after a turn."""
+    try:
+        with open(f"{path}.partial", "w"):
+            pass
+        os.remove(f"{path}.partial")
+    except OSError as exc:
+        raise CommandError(f"cannot write the report {path}: {exc.strerror or exc}") from None
 
 
 def run_play(args: argparse.Namespace) -> int:
@@ -140,6 +153,8 @@ def run_play(args: argparse.Namespace) -> int:
         return run_match(args)
     if args.turns is not None and args.turns < 1:
         raise CommandError("--turns must be at least 1")
+    if args.report:
+        _check_writable(args.report)
     cell = load(args.cell)
     cameras = dict(item.split("=", 1) for item in args.camera if "=" in item)
     result = SoloResult()
@@ -147,7 +162,8 @@ def run_play(args: argparse.Namespace) -> int:
     def turn_done(report) -> None:
         print(_describe(report), flush=True)
         if args.report:
-            write_report(args.report, result)     # each turn as it ends: a crash loses none
+            # each turn as it ends: a crash loses none
+            write_report(args.report, result, playing=not (result.error or result.fell))
 
     sim = None
     try:
@@ -171,10 +187,13 @@ def run_play(args: argparse.Namespace) -> int:
         raise CommandError(str(exc), EXIT_FAILED) from None
     except KeyboardInterrupt as exc:
         # the arm was left stopped as the link closed; the game so far is still reported
-        how = "terminated (SIGTERM)" if isinstance(exc, Terminated) else "interrupted at the keyboard"
-        result.error = f"turn {len(result.moved) + 1}: {how}"
+        how, status = interruption(exc)
+        if result.error is None:        # not after the game had already ended
+            stopped = result.turns[-1].number if result.turns and result.turns[-1].error \
+                else len(result.turns) + 1
+            result.error = f"turn {stopped}: {how}"
         _finish_solo(args, cell, result)
-        return EXIT_TERMINATED if isinstance(exc, Terminated) else 130
+        return status
     finally:
         if sim is not None:
             sim.close()

@@ -14,6 +14,7 @@ from controller.turn.hands import PlaceOrder
 from controller.turn.report import TurnError
 from controller.wording import slot_name
 from firmware_bridge.client import MotionOutcome, MotionResult
+from planning.game.tower import SLOTS
 from planning.motion.paces import PUSH_HOME_SPEED, guarded_pace, retreat_pace
 from planning.motion.planner import PLACE_OVERHANG
 from planning.motion.plans import GripStep, MotionPlan, MoveStep, PlanError
@@ -52,42 +53,57 @@ class ArmPlacing:
 
         A slot whose neighbours in the layer the cameras see empty takes the block home at once
         (the fingers stand in those slots): no push home, and the window runs from the release.
-        Otherwise, or when the block is held pitched, it is set down overhanging and pushed home."""
+        Otherwise, when the block is held pitched, or when a set-down home met something, it is
+        set down overhanging and pushed home."""
         if self._pull is None:
             raise TurnError("no block is held to place")
         target = order.target
         shift = placement_shift(self.obs, target, self.planner.tower)
-        others = neighbours_in(self.obs, target)
-        direct = all(abs(other - target[1]) != 1 for other in others)
+        # a slot the cameras call full counts, read marker or not (`neighbours_in` needs one)
+        full = [other for other in SLOTS if other != target[1]
+                and self.obs.occupancy.get((target[0], other), False)]
+        beside = bool(full) or bool(neighbours_in(self.obs, target))
+        direct = all(abs(other - target[1]) != 1 for other in full)
         rise = support_rise(self.planner.tower, self.obs, target)
         for attempt in range(1, PLACE_TRIES + 1):
-            plan = None
-            for overhang in (0.0, PLACE_OVERHANG) if direct else (PLACE_OVERHANG,):
-                try:
-                    plan = self.planner.place(self.moves.q(), *target, self._pull.held,
-                                              shift=shift, guard_n=order.press_n,
-                                              align_guard_n=order.align_n, ends=tuple(order.ends),
-                                              beside=bool(others), rise=rise, overhang=overhang)
-                    break
-                except PlanError:
-                    if overhang == PLACE_OVERHANG:
-                        raise
+            plan, overhang = self._plan_place(order, shift, beside, rise, direct)
             try:
-                released = self.run_place(plan)
+                released = self.run_place(plan, layer=target[0])
                 break
             except _LandedHigh as high:
                 away = away_from_neighbours(self.obs, target, self.planner.tower)
-                if away == 0 or attempt == PLACE_TRIES:
+                if attempt == PLACE_TRIES or (away == 0 and overhang > 0):
                     raise TurnError(
                         f"the block met something {high} above its place on "
                         f"{slot_name(*target)} at each of {attempt} set-downs; it is held above "
                         f"the tower: take it from the fingers and check the top layer") from None
-                shift += away * PLACE_RETRY_SHIFT
+                if overhang == 0.0:
+                    direct = False    # set down home it met something: next, overhanging
+                else:
+                    shift += away * PLACE_RETRY_SHIFT
         self._pull = None
         return released
 
-    def run_place(self, plan: MotionPlan) -> float:
-        """Run a place plan; see `place`."""
+    def _plan_place(self, order: PlaceOrder, shift: float, beside: bool, rise: float,
+                    direct: bool) -> tuple[MotionPlan, float]:
+        """The place plan and the overhang it sets the block down with: home if `direct` and it
+        can be planned (the block held level), else PLACE_OVERHANG out."""
+        def plan(overhang: float) -> MotionPlan:
+            return self.planner.place(self.moves.q(), *order.target, self._pull.held, shift=shift,
+                                      guard_n=order.press_n, align_guard_n=order.align_n,
+                                      ends=tuple(order.ends), beside=beside, rise=rise,
+                                      overhang=overhang)
+
+        if direct:
+            try:
+                return plan(0.0), 0.0
+            except PlanError:
+                pass          # held pitched, or no room for the fingers: overhanging, then
+        return plan(PLACE_OVERHANG), PLACE_OVERHANG
+
+    def run_place(self, plan: MotionPlan, layer: int | None = None) -> float:
+        """Run a place plan onto `layer` (None: somewhere on the tower, as the cameras saw it);
+        see `place`."""
         released = None
         stopped_early = False
         for step in plan.steps:
@@ -107,27 +123,30 @@ class ArmPlacing:
                 self.moves.dwell_and_tare()
             result = self.moves.follow(step)
             if step.label == "settle":
-                self._check_landing(step, result)
+                self._check_landing(step, result, self.layers if layer is None else layer - 1)
             if step.label == "align_push":
                 result = self._push_home_on(plan, step, result)
                 stopped_early = result.outcome is MotionOutcome.GUARD
                 released = self.arm.device_time()
         return released if released is not None else self.arm.device_time()
 
-    def _check_landing(self, settle: MoveStep, result: MotionResult) -> None:
+    def _check_landing(self, settle: MoveStep, result: MotionResult, keep_out: float) -> None:
         """A set-down stopped by its guard well above the block's rest sat on something: lift
-        the block back out of the layer (still held) and say how high it stopped."""
+        the block back out of the layer (still held), keeping out of the tower's first `keep_out`
+        layers (a block set down home has its fingers in the layer, beside it), and say how high
+        it stopped."""
         if result.outcome is not MotionOutcome.GUARD:
             return
         at = {name: float(self.planner.arm.fk(q, "grasp").t[2]) for name, q in (
             ("here", self.moves.q()), ("start", settle.trajectory.start),
             ("end", settle.trajectory.end))}
-        height = at["here"] - at["end"]
+        held = self._pull.held if self._pull is not None else None
+        # a block held above its centre line hangs that much lower, and lands that much sooner
+        height = at["here"] - at["end"] - (held.raised if held is not None else 0.0)
         if height < LANDED_HIGH_M:
             return
-        held = self._pull.held if self._pull is not None else None
         up = np.array([0.0, 0.0, at["start"] + PLACE_LIFT - at["here"]])
-        self.moves.run(self.planner.straight(self.moves.q(), "grasp", up, tower_layers=self.layers,
+        self.moves.run(self.planner.straight(self.moves.q(), "grasp", up, tower_layers=keep_out,
                                              exempt=("held",), held=held, label="lift",
                                              **retreat_pace(gentle=True)))
         raise _LandedHigh(f"{height * 1000:.0f} mm")

@@ -32,7 +32,7 @@ from planning.game.tower import TowerState
 from planning.motion.planner import PULL_CLEARANCE
 from planning.game.geometry import TowerGeometry
 
-# Speeds (m/s). The arm tests at 2 mm/s, pushes through at 8 and pulls at 30; a block's friction
+# Speeds (m/s). The arm tests at 3 mm/s, pushes through at 15 and pulls at 30; a block's friction
 # hardly depends on speed, so the bench moves faster for less simulated time. Loose blocks of a
 # seed-1 tower peaked at 0.095 N tested at 2 or 5 mm/s and 0.109 N at 10; tight ones stopped the
 # guard the same at each speed.

@@ -45,7 +45,7 @@ MIN_SEGMENT_S = 1e-3     # s, the least time a straight move's segment takes
 # cell (0.25 N for a step to 10 mm/s). With LINE_ACCEL and 2 mm samples a push-through starts with a
 # step to 14 mm/s: in the simulated cell (seed 1, guard 0.25 N) four blocks that had just slid at
 # 0.12-0.15 N under the probe each tripped it 16-24 ms in, at 0.23-0.26 N, and stayed put. Sampled
-# every 0.5 mm and sped up at LIGHT_ACCEL, the first step is to 2.2 mm/s (the probe's pace) and the
+# every 0.5 mm and sped up at LIGHT_ACCEL, the first step is to 2.2 mm/s (about the probe's pace, 2-3 mm/s) and the
 # same four went through, peaking at 0.14-0.21 N (2.8 s for 22 mm in place of 1.5 s).
 LIGHT_GUARD_N = 0.5
 LIGHT_ACCEL = 0.01

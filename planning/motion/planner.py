@@ -70,9 +70,9 @@ BESIDE_CLEARANCE = 0.003
 # layer below's edge (at 6 mm less, with the old grip, the planner found them within 2 mm of it).
 PLACE_OVERHANG = 0.024
 PLACE_PRESS = 0.001      # the guarded descent's end below the nominal resting height
-# A block held level (not by a pitched grasp) and set down home: its fingers, 5 mm thick and
-# centred on the block's 15 mm height, pass 2.4 mm over the layer below, 1.9 mm at the guarded
-# descent's planned end (the guard stops it as the block lands, about 0.5 mm before).
+# A block held level (not by a pitched grasp) and set down home: its fingers, 10 mm thick (5 mm
+# capsules) and centred on the block's 15 mm height, pass 2.4 mm over the layer below, 1.9 mm at
+# the guarded descent's planned end (the guard stops it as the block lands, about 0.5 mm before).
 DIRECT_FINGER_MARGIN = 0.0015
 PROBE_TABLE_CLEARANCE = 0.006  # the fingertip rod pushes no lower than this above the table
 # Keep-out margins (m).
@@ -379,25 +379,24 @@ class MotionPlanner:
 
     def _grasp_candidates(self, q_start, face, into, contact):
         """(rotation, joints, raise) for grasps of a block whose end face is at `face`: level
-        approaches first, at each raise, then pitched ones (a block held level can be set down
-        home, `place` with no overhang; one held pitched cannot). At low layers only the pitched
-        fingers clear the table, so the grasp may also ride up the block by GRASP_RAISES, still
-        holding it over most of its height."""
-        found = {True: [], False: []}
-        for level in (True, False):
-            rotations = tool_poses.grasp_orientations(
-                into, tool_poses.GRASP_PITCHES_DEG[:1] if level else tool_poses.GRASP_PITCHES_DEG[1:])
-            for raise_by in GRASP_RAISES:
-                before = face + into * (GRIP_DEPTH - STANDOFF - 0.01) + np.array([0.0, 0.0, raise_by])
+        approaches first, then pitched ones, centred on the block; then both again riding up the
+        block by GRASP_RAISES. A block held level can be set down home (`place` with no overhang),
+        one held pitched cannot; at low layers only the pitched fingers clear the table, and at
+        layer 1 only raised ones, still holding the block over most of its height."""
+        found = []
+        for raise_by in GRASP_RAISES:
+            before = face + into * (GRIP_DEPTH - STANDOFF - 0.01) + np.array([0.0, 0.0, raise_by])
+            for pitches in (tool_poses.GRASP_PITCHES_DEG[:1], tool_poses.GRASP_PITCHES_DEG[1:]):
                 try:
-                    found[level] += [(r, q, raise_by) for r, q in self._by_distance(
-                        q_start, "grasp", rotations, before, contact)]
+                    found += [(r, q, raise_by) for r, q in self._by_distance(
+                        q_start, "grasp", tool_poses.grasp_orientations(into, pitches), before,
+                        contact)]
                 except PlanError:
                     continue
-        if not found[True] and not found[False]:
+        if not found:
             raise PlanError(f"no collision-free joint configuration grasps the block end at "
                             f"({face[0]:.3f}, {face[1]:.3f}, {face[2]:.3f}) m")
-        return found[True] + found[False]
+        return found
 
     def _push_candidates(self, q_start, direction, position, contact):
         """(tip frame, rotation, joints) for every fingertip and roll, nearest first."""

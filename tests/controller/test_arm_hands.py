@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 from controller.turn.arm_hands import GRASP_GUARD_N, GRASP_TRIES, PULL_GUARD_N, PULL_RESUMES, ArmHands
-from controller.turn.arm_placing import ALIGN_RESUMES, PLACE_RETRY_SHIFT, PLACE_TRIES
+from controller.turn.arm_placing import ALIGN_RESUMES, LANDED_HIGH_M, PLACE_RETRY_SHIFT, PLACE_TRIES
+from planning.motion.planner import PLACE_OVERHANG
 from controller.turn.checks import REGRASP_REACH
 from controller.turn.hands import PlaceOrder
 from controller.turn.hands import GaveUp
@@ -512,6 +513,14 @@ def test_a_block_is_set_down_onto_the_layer_below_where_the_cameras_see_it(plann
 def test_a_block_goes_home_at_once_where_the_fingers_have_room(planner, default_cell, source, seen,
                                                                target, home):
     arm = RecordingArm(planner.arm.home)
+    released_at = []
+    gripper = arm.gripper
+
+    def noting_release(width_m, force_n=10.0):
+        if width_m == default_cell.tool.stroke:
+            released_at.append(arm.time)
+        return gripper(width_m, force_n)
+    arm.gripper = noting_release
     hands = _held(planner, default_cell, arm, seen, source)
     released = hands.place(PlaceOrder(target, 3.0, 6.0, (1, -1)))
     guards = [guard[1] for _, guard in arm.guarded]
@@ -521,4 +530,68 @@ def test_a_block_goes_home_at_once_where_the_fingers_have_room(planner, default_
     moved_after = arm.calls[release + 1:].count(("follow", False))
     # the back-off; or it, the way round to the end, the approach and the retreat from the push
     assert moved_after == (1 if home else 4)
-    assert released is not None
+    # home, the window runs from the release; pushed home, from the push's end
+    assert (released == released_at[0]) == home
+
+
+def test_a_neighbour_seen_full_without_a_marker_read_keeps_the_fingers_out(planner, default_cell):
+    # layer 19's middle holds a block whose marker the cameras did not read
+    arm = RecordingArm(planner.arm.home)
+    hands = _held(planner, default_cell, arm, [], (12, 1))
+    hands.obs = observation([], occupancy={(19, 0): False, (19, 1): True, (19, 2): False})
+    hands.place(PlaceOrder((19, 2), 3.0, 6.0, (1, -1)))
+    assert [guard[1] for _, guard in arm.guarded] == [3.0, 6.0]      # overhanging, pushed home
+
+
+def _stop_first_set_down(arm, planner, above_end_m: float, into: list) -> None:
+    """Have the first set-down (the move under the 3 N place guard) stop as the grasp comes
+    within `above_end_m` of its planned end (its guard met something there), and note where
+    every set-down was to end."""
+    follow = arm.follow
+    z = lambda q: planner.arm.fk(np.asarray(q, float), "grasp").t[2]
+
+    def stopping(times, positions, guard=None):
+        if guard is None or guard[1] != 3.0:
+            return follow(times, positions, guard)
+        into.append(np.array(positions[-1], float))
+        if len(into) > 1:
+            return follow(times, positions, guard)
+        at = next(i for i, q in enumerate(positions) if z(q) <= z(positions[-1]) + above_end_m)
+        arm.q = np.array(positions[at], float)
+        arm.time += float(times[at])
+        arm.calls.append(("follow", True))
+        arm.guarded.append((np.asarray(times, float), guard))
+        return MotionResult(MotionOutcome.GUARD, 1, arm.time, 3.0, arm.q)
+    arm.follow = stopping
+
+
+def test_a_block_set_down_home_that_lands_high_is_lifted_and_set_down_overhanging(
+        planner, default_cell):
+    # slot 0 holds a block, so the set-down on slot 2 is guarded from above its top down; it
+    # meets something 10 mm above its rest
+    settles = []
+    arm = RecordingArm(planner.arm.home)
+    _stop_first_set_down(arm, planner, 0.010, settles)
+    hands = _held(planner, default_cell, arm, [(19, 0, (0.0, -25.0, 276.0))], (12, 1))
+    hands.place(PlaceOrder((19, 2), 3.0, 6.0, (1, -1)))
+    assert len(settles) == 2
+    ends = [planner.arm.fk(q, "grasp").t for q in settles]
+    # home first, then PLACE_OVERHANG out along the layer's axis, at the same height
+    assert abs((ends[1] - ends[0]) @ planner.tower.axis(19)) == pytest.approx(PLACE_OVERHANG, abs=2e-4)
+    assert ends[1][2] == pytest.approx(ends[0][2], abs=1e-4)
+    assert [guard[1] for _, guard in arm.guarded][-1] == 6.0          # then pushed home
+    assert arm.calls.count(("gripper", default_cell.tool.stroke)) == 1
+
+
+def test_a_block_held_above_its_centre_line_landing_where_it_hangs_is_not_landed_high(
+        planner, default_cell):
+    # held 5 mm up the block, it touches down 5.5 mm above the set-down's planned end: its rest
+    settles = []
+    arm = RecordingArm(planner.arm.home)
+    _stop_first_set_down(arm, planner, 0.0055, settles)
+    hands = _held(planner, default_cell, arm, [], (12, 1))
+    hands._pull = replace(hands._pull, held=replace(hands._pull.held, raised=0.005))
+    hands.place(PlaceOrder((19, 1), 3.0, 6.0, (1, -1)))
+    assert len(settles) == 1                                  # set down once, not lifted
+    # held at the centre line, the same stop is 5.5 mm high, short of LANDED_HIGH_M too; 6.5 mm is not
+    assert 0.0055 < LANDED_HIGH_M < 0.0065

@@ -2,6 +2,7 @@
 
 import pytest
 
+from controller.commands.common import Terminated
 from tests.run_cli import jenga_robot
 
 
@@ -117,14 +118,24 @@ def test_a_serial_port_that_does_not_open_leaves_no_report_and_no_resume_hint(tm
     assert not (tmp_path / "r").exists()
 
 
-def test_a_solo_game_stopped_by_ctrl_c_still_writes_its_report(tmp_path, monkeypatch):
-    """The report is written as each turn ends, and once more when Ctrl-C stops the game, with
-    the turns played and how it stopped; the exit status is the shell's for an interrupt."""
+@pytest.mark.parametrize("stop, status, how", [
+    (KeyboardInterrupt, 130, "interrupted at the keyboard"),
+    (Terminated, 143, "terminated (SIGTERM)"),
+])
+def test_a_solo_game_stopped_midway_still_writes_its_report(tmp_path, monkeypatch, stop, status,
+                                                             how):
+    """The report is written as each turn ends, and once more when Ctrl-C or SIGTERM stops the
+    game in its second turn, with the turns played and how it stopped. The game is the product's
+    own (`play_game`), with scripted hands in place of the cell."""
     import json
 
     import controller.cell_link as cell_link
     import controller.solo as solo
-    from controller.turn.report import TurnReport
+    from controller.turn.procedure import Player
+    from planning.game.tower import TowerState
+    from planning.policies import Policy
+    from planning.stability import BlockDims
+    from tests.controller.scripted_hands import ScriptedHands
 
     class StandInCell:
         serial, camera_urls = "loop://", {}
@@ -147,24 +158,40 @@ def test_a_solo_game_stopped_by_ctrl_c_still_writes_its_report(tmp_path, monkeyp
 
     written = []
 
-    def one_turn_then_ctrl_c(link, turns, on_turn=None, result=None, **kwargs):
-        result.turns.append(TurnReport(1, (3, 1), (19, 0), legal=True, stories="18 1/3",
-                                       phases_s={"look": 1.0}))
-        result.stories = "18 1/3"
-        on_turn(result.turns[-1])
-        written.append(json.loads((tmp_path / "game.json").read_text()))
-        result.turns.append(TurnReport(2, phases_s={"probe": 3.0}, error="KeyboardInterrupt"))
-        raise KeyboardInterrupt
+    def scripted_game(link, turns, on_turn=None, result=None, **kwargs):
+        hands = ScriptedHands(TowerState.fresh())
+        pulls, pull = [], hands.pull
+
+        def pull_then_stop(source):
+            pulls.append(source)
+            if len(pulls) == 2:
+                raise stop()
+            return pull(source)
+        hands.pull = pull_then_stop
+
+        def turn_done(report):
+            on_turn(report)
+            written.append(json.loads((tmp_path / "game.json").read_text()))
+
+        player = Player(hands, BlockDims(0.075, 0.025, 0.015, 0.0135), policy=Policy("ours"))
+        return solo.play_game(player, turns, turn_done, result)
 
     monkeypatch.setattr(cell_link, "SimulatedCell", StandInCell)
     monkeypatch.setattr(cell_link, "CellLink", StandInLink)
-    monkeypatch.setattr(solo, "play_solo", one_turn_then_ctrl_c)
+    monkeypatch.setattr(solo, "play_solo", scripted_game)
     run = play("--solo", "--report", str(tmp_path / "game.json"),
                "--records", str(tmp_path / "records.json"))
-    assert run.returncode == 130, run.stderr
-    assert [len(w["turns"]) for w in written] == [1]      # written as the first turn ended
+    assert run.returncode == status, run.stderr
+    # written as the first turn ended, saying so
+    assert len(written) == 1 and len(written[0]["turns"]) == 1
+    assert written[0]["ended"] == "not yet: turn 1 done" and written[0]["stories"] == "18 1/3"
     report = json.loads((tmp_path / "game.json").read_text())
     assert len(report["turns"]) == 2 and report["legal_turns"] == 1
-    assert report["error"] == "turn 2: interrupted at the keyboard"
-    assert "interrupted at the keyboard" in run.stdout and "18 1/3" in run.stdout
+    assert report["error"] == f"turn 2: {how}" and report["stories"] == "18 1/3"
+    assert how in run.stdout and "18 1/3" in run.stdout
     assert not (tmp_path / "game.json.partial").exists()
+
+
+def test_a_report_that_cannot_be_written_is_refused_before_the_game(tmp_path):
+    run = play("--solo", "--report", str(tmp_path / "no" / "such" / "game.json"))
+    assert run.returncode == 2 and "cannot write the report" in run.stderr

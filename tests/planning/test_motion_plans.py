@@ -8,7 +8,7 @@ import pytest
 from planning.game.cell import parse_cell
 from planning.motion.paces import (FREE_ACCEL, LIGHT_ACCEL, LIGHT_GUARD_N, LINE_ACCEL,
                                    PLACE_FEEL_SPEED, PLACE_SLOW_SPEED, guarded_pace)
-from planning.motion.planner import (BESIDE_CLEARANCE, GRIP_DEPTH, PLACE_OVERHANG, PUSH_THROUGH, SQUEEZE_INSIDE, TRANSIT_MARGIN,
+from planning.motion.planner import (BESIDE_CLEARANCE, CONTACT_MARGIN, DIRECT_FINGER_MARGIN, GRIP_DEPTH, PLACE_OVERHANG, PUSH_THROUGH, SQUEEZE_INSIDE, TRANSIT_MARGIN,
                                      MotionPlanner)
 from planning.motion.plans import GripStep, PlanError
 from planning.game.tower import layer_axis
@@ -191,11 +191,15 @@ def test_a_block_held_level_is_set_down_home_with_no_push_home(planner):
     grasp = planner.arm.fk(plan.step("settle").trajectory.end, "grasp")
     centre = grasp.t + grasp.R @ np.array(pull.held.direction) * (
         planner.cell.blocks.length.mean / 2 - GRIP_DEPTH)
-    assert np.linalg.norm((centre - planner.tower.block_pose(19, 1).t)[:2]) < 1e-3
+    slot = planner.tower.block_pose(19, 1).t
+    assert np.linalg.norm((centre - slot)[:2]) < 1e-3
+    assert centre[2] - slot[2] == pytest.approx(0.0005 - 0.001, abs=1e-4)  # pressed 1 mm past rest
     # the fingers over the layer below keep DIRECT_FINGER_MARGIN, not the tower's side margin
-    contacts = planner.checker.contacts(plan.step("settle").trajectory.end, 18, 0.0,
-                                        exempt=("held",), held=pull.held, fine_margin=0.0)
-    assert not contacts
+    end = plan.step("settle").trajectory.end
+    assert not planner.checker.contacts(end, 18, CONTACT_MARGIN, exempt=("held",), held=pull.held,
+                                        fine_margin=DIRECT_FINGER_MARGIN - 1e-4)
+    assert planner.checker.contacts(end, 18, CONTACT_MARGIN, exempt=("held",), held=pull.held,
+                                    fine_margin=0.003)
 
 
 def test_a_block_held_pitched_cannot_be_set_down_home(planner):
