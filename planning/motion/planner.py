@@ -260,9 +260,12 @@ class MotionPlanner:
         below."""
         held = held or self.level_grip
         direct = overhang <= 0.0
-        # home, the fingers stand over the layer below and in the neighbours' (empty) slots
-        keep_out, finger_margin = ((layer - 1, DIRECT_FINGER_MARGIN) if direct
-                                   else (layer, FINGER_MARGIN))
+        # Home, the fingers stand over the layer below and in the neighbours' (empty) slots; that
+        # layer's top is where it was measured (`rise`): a tall tower's top layers sit lower than
+        # nominal, and a box at the nominal height refused every set-down home at layers 22-23 of
+        # a seed-2 game.
+        keep_out, finger_margin = ((layer - 1 + rise / self.tower.layer_pitch, DIRECT_FINGER_MARGIN)
+                                   if direct else (layer, FINGER_MARGIN))
         axis = self.tower.axis(layer)
         errors = []
         front = self.tower.front_end(layer)

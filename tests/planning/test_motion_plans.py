@@ -202,6 +202,20 @@ def test_a_block_held_level_is_set_down_home_with_no_push_home(planner):
                                     fine_margin=0.003)
 
 
+def test_a_block_set_down_home_on_a_layer_measured_low_keeps_the_fingers_over_it(planner):
+    # a tall tower's top layers sit lower than nominal: set down 2 mm lower, home still plans,
+    # and the fingers keep their margin over the layer where it was measured
+    pull = planner.pull(planner.arm.home, 10, 0, 0.035, tower_layers=22)
+    low = planner.place(pull.q_end, 22, 1, pull.held, overhang=0.0, rise=-0.002)
+    nominal = planner.place(pull.q_end, 22, 1, pull.held, overhang=0.0)
+    ends = [planner.arm.fk(p.step("settle").trajectory.end, "grasp").t[2] for p in (low, nominal)]
+    assert ends[1] - ends[0] == pytest.approx(0.002, abs=1e-4)
+    measured = 21 - 0.002 / planner.tower.layer_pitch
+    assert not planner.checker.contacts(low.step("settle").trajectory.end, measured, CONTACT_MARGIN,
+                                        exempt=("held",), held=pull.held,
+                                        fine_margin=DIRECT_FINGER_MARGIN - 1e-4)
+
+
 def test_a_block_held_pitched_cannot_be_set_down_home(planner):
     pull = planner.pull(planner.arm.home, 3, 1, 0.035, tower_layers=TALL)
     assert abs(pull.held.direction[0]) > 0.3          # low in the tower only pitched grasps reach
