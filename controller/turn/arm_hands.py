@@ -269,11 +269,21 @@ class ArmHands(ArmPlacing):
         if drawn.came:
             self.grip.check_held()
             self._pull = pull
+            self._check_standing()
         else:
             self.moves.open_fully()
             self._back_off(pull.frame, into, "let_go", gentle=True)
         return Pulled(drawn.gave_up, drawn.drawn_m, drawn.peak_force_n, drawn.trace, touches,
                       drawn.resumed)
+
+    def _check_standing(self) -> None:
+        """Raise TowerFellError if the tower fell since the turn's look: a pull can bring the top
+        down with it (seed 2: the four layers above 18.0 went as it came out, the guard never
+        tripped, and the arm carried the block over, set it down on the fallen blocks and pushed
+        it home). The block is held; the turn stops before it is carried over the tower."""
+        seen = self.link.observe().observation
+        if self.obs is not None and seen.fell_since(self.obs):
+            raise TowerFellError("the tower fell as the block was pulled out")
 
     def _draw(self, pull: MotionPlan, into) -> Pulled:
         """Run the pull of a grasped block under the guard, recording the drag: held lightly

@@ -15,7 +15,7 @@ from planning.motion.planner import PLACE_OVERHANG
 from controller.turn.checks import REGRASP_REACH
 from controller.turn.hands import PlaceOrder
 from controller.turn.hands import GaveUp
-from controller.turn.report import TurnError
+from controller.turn.report import TowerFellError, TurnError
 from firmware_bridge.client import MotionOutcome, MotionResult
 from planning.motion.paces import LIGHT_GUARD_N, LIGHT_STEP, LINE_STEP
 from planning.motion.planner import PULL_GRIP_N, PUSH_THROUGH
@@ -109,9 +109,26 @@ class Recorder:
 
 
 def arm_hands(planner, default_cell, arm) -> ArmHands:
-    hands = ArmHands(SimpleNamespace(arm=arm, cell=default_cell, forces=Recorder(arm)), planner)
+    """The hands on `arm`; their cameras see the tower as at the turn's look (`hands.obs`) unless
+    the link's `seen` is set."""
+    link = SimpleNamespace(arm=arm, cell=default_cell, forces=Recorder(arm), seen=None)
+    link.observe = lambda: SimpleNamespace(observation=link.seen or hands.obs)
+    hands = ArmHands(link, planner)
     hands.obs, hands.layers = observation([]), 19
     return hands
+
+
+def test_a_tower_that_fell_as_the_block_came_out_stops_the_turn_with_the_block_held(
+        planner, default_cell):
+    arm = RecordingArm(planner.arm.home)
+    hands = arm_hands(planner, default_cell, arm)
+    hands.link.seen = replace(observation([]), fell=True)
+    with pytest.raises(TowerFellError, match="as the block was pulled out"):
+        hands.pull((12, 1))
+    grips = [c for c in arm.calls if c[0] == "gripper"]
+    assert grips[-1] == ("gripper", 0.0)                             # still held, not let go
+    hands.link.seen = None                                           # standing: the pull is kept
+    assert hands.pull((12, 1)).came and hands._pull is not None
 
 
 def test_every_guarded_place_move_follows_a_tare(planner, default_cell):
