@@ -381,21 +381,20 @@ class MotionPlanner:
     # --- building blocks ----------------------------------------------------------------------
 
     def _grasp_candidates(self, q_start, face, into, contact):
-        """(rotation, joints, raise) for grasps of a block whose end face is at `face`: level
-        approaches first, then pitched ones, centred on the block; then both again riding up the
-        block by GRASP_RAISES. A block held level can be set down home (`place` with no overhang),
-        one held pitched cannot; at low layers only the pitched fingers clear the table, and at
-        layer 1 only raised ones, still holding the block over most of its height."""
+        """(rotation, joints, raise) for grasps of a block whose end face is at `face`: level and
+        pitched approaches, the nearest first; at layer 1 the pitched fingers reach the table, so
+        the grasp may also ride up the block by GRASP_RAISES, still holding it over most of its
+        height. Level grasps are not preferred, though a block held level can be set down home
+        (`place` with no overhang): with them first, three whole games ended on pulls from layers
+        14-18 that dragged the layers above (docs/benchmarks.md, 2026-12-04)."""
         found = []
         for raise_by in GRASP_RAISES:
             before = face + into * (GRIP_DEPTH - STANDOFF - 0.01) + np.array([0.0, 0.0, raise_by])
-            for pitches in (tool_poses.GRASP_PITCHES_DEG[:1], tool_poses.GRASP_PITCHES_DEG[1:]):
-                try:
-                    found += [(r, q, raise_by) for r, q in self._by_distance(
-                        q_start, "grasp", tool_poses.grasp_orientations(into, pitches), before,
-                        contact)]
-                except PlanError:
-                    continue
+            try:
+                found += [(r, q, raise_by) for r, q in self._by_distance(
+                    q_start, "grasp", tool_poses.grasp_orientations(into), before, contact)]
+            except PlanError:
+                continue
         if not found:
             raise PlanError(f"no collision-free joint configuration grasps the block end at "
                             f"({face[0]:.3f}, {face[1]:.3f}, {face[2]:.3f}) m")

@@ -451,9 +451,12 @@ def test_a_put_back_says_how_far_short_of_home_it_stopped(planner, default_cell,
     assert (short > 0.003) == trips and (short < 1e-4) == (not trips)
 
 
-def _held(planner, default_cell, arm, blocks, source=(5, 0)):
-    """Hands holding a block pulled from `source`, seeing `blocks` (layer, slot, centre in mm)."""
+def _held(planner, default_cell, arm, blocks, source=(5, 0), level=False):
+    """Hands holding a block pulled from `source` (held `level`, or as the planner grasped it:
+    pitched), seeing `blocks` (layer, slot, centre in mm)."""
     pull = planner.pull(planner.arm.home, *source, 0.035, tower_layers=19)
+    if level:
+        pull = replace(pull, held=planner.level_grip)
     arm.q = np.array(pull.q_end, float)
     hands = arm_hands(planner, default_cell, arm)
     hands.obs = observation(blocks)
@@ -521,13 +524,13 @@ def test_a_block_is_set_down_onto_the_layer_below_where_the_cameras_see_it(plann
     assert settle_end(4.0) - settle_end(0.0) == pytest.approx([0.0, 0.0, 0.004], abs=2e-4)
 
 
-@pytest.mark.parametrize("source, seen, target, home", [
-    ((12, 1), [], (19, 1), True),                           # held level, no neighbour
-    ((12, 1), [(19, 0, (0.0, -25.0, 276.0))], (19, 2), True),  # the one neighbour not beside it
-    ((12, 1), [(19, 1, (0.0, 0.0, 276.0))], (19, 2), False),   # its neighbour's slot is taken
-    ((5, 0), [], (19, 1), False),                           # held pitched: fingers in the layer below
+@pytest.mark.parametrize("level, seen, target, home", [
+    (True, [], (19, 1), True),                              # held level, no neighbour
+    (True, [(19, 0, (0.0, -25.0, 276.0))], (19, 2), True),  # the one neighbour not beside it
+    (True, [(19, 1, (0.0, 0.0, 276.0))], (19, 2), False),   # its neighbour's slot is taken
+    (False, [], (19, 1), False),                            # held pitched: fingers in the layer below
 ])
-def test_a_block_goes_home_at_once_where_the_fingers_have_room(planner, default_cell, source, seen,
+def test_a_block_goes_home_at_once_where_the_fingers_have_room(planner, default_cell, level, seen,
                                                                target, home):
     arm = RecordingArm(planner.arm.home)
     released_at = []
@@ -538,7 +541,7 @@ def test_a_block_goes_home_at_once_where_the_fingers_have_room(planner, default_
             released_at.append(arm.time)
         return gripper(width_m, force_n)
     arm.gripper = noting_release
-    hands = _held(planner, default_cell, arm, seen, source)
+    hands = _held(planner, default_cell, arm, seen, (12, 1), level)
     released = hands.place(PlaceOrder(target, 3.0, 6.0, (1, -1)))
     guards = [guard[1] for _, guard in arm.guarded]
     # set down under the press guard; pushed home under the align guard only when not home
@@ -554,7 +557,7 @@ def test_a_block_goes_home_at_once_where_the_fingers_have_room(planner, default_
 def test_a_neighbour_seen_full_without_a_marker_read_keeps_the_fingers_out(planner, default_cell):
     # layer 19's middle holds a block whose marker the cameras did not read
     arm = RecordingArm(planner.arm.home)
-    hands = _held(planner, default_cell, arm, [], (12, 1))
+    hands = _held(planner, default_cell, arm, [], (12, 1), level=True)
     hands.obs = observation([], occupancy={(19, 0): False, (19, 1): True, (19, 2): False})
     hands.place(PlaceOrder((19, 2), 3.0, 6.0, (1, -1)))
     assert [guard[1] for _, guard in arm.guarded] == [3.0, 6.0]      # overhanging, pushed home
@@ -589,7 +592,8 @@ def test_a_block_set_down_home_that_lands_high_is_lifted_and_set_down_overhangin
     settles = []
     arm = RecordingArm(planner.arm.home)
     _stop_first_set_down(arm, planner, 0.010, settles)
-    hands = _held(planner, default_cell, arm, [(19, 0, (0.0, -25.0, 276.0))], (12, 1))
+    hands = _held(planner, default_cell, arm, [(19, 0, (0.0, -25.0, 276.0))], (12, 1),
+                  level=True)
     hands.place(PlaceOrder((19, 2), 3.0, 6.0, (1, -1)))
     assert len(settles) == 2
     ends = [planner.arm.fk(q, "grasp").t for q in settles]
@@ -606,7 +610,7 @@ def test_a_block_held_above_its_centre_line_landing_where_it_hangs_is_not_landed
     settles = []
     arm = RecordingArm(planner.arm.home)
     _stop_first_set_down(arm, planner, 0.0055, settles)
-    hands = _held(planner, default_cell, arm, [], (12, 1))
+    hands = _held(planner, default_cell, arm, [], (12, 1), level=True)
     hands._pull = replace(hands._pull, held=replace(hands._pull.held, raised=0.005))
     hands.place(PlaceOrder((19, 1), 3.0, 6.0, (1, -1)))
     assert len(settles) == 1                                  # set down once, not lifted

@@ -182,23 +182,22 @@ def test_place_sets_the_block_down_overhanging_then_pushes_it_home(planner):
 
 def test_a_block_held_level_is_set_down_home_with_no_push_home(planner):
     pull = planner.pull(planner.arm.home, 12, 1, 0.035, tower_layers=TALL)
-    # a mid-tower block is grasped level when it can be: held so, it can be set down home
-    assert pull.held.direction == pytest.approx((0.0, 0.0, 1.0))
-    plan = planner.place(pull.q_end, 19, 1, pull.held, overhang=0.0)
+    level = planner.level_grip               # the block held level, the fingers along its axis
+    plan = planner.place(pull.q_end, 19, 1, level, overhang=0.0)
     assert [s.label for s in plan.steps] == ["transit", "descend", "settle", "release", "back_off"]
     assert_within_limits(planner, plan)
     assert_continuous(plan)
     grasp = planner.arm.fk(plan.step("settle").trajectory.end, "grasp")
-    centre = grasp.t + grasp.R @ np.array(pull.held.direction) * (
+    centre = grasp.t + grasp.R @ np.array(level.direction) * (
         planner.cell.blocks.length.mean / 2 - GRIP_DEPTH)
     slot = planner.tower.block_pose(19, 1).t
     assert np.linalg.norm((centre - slot)[:2]) < 1e-3
     assert centre[2] - slot[2] == pytest.approx(0.0005 - 0.001, abs=1e-4)  # pressed 1 mm past rest
     # the fingers over the layer below keep DIRECT_FINGER_MARGIN, not the tower's side margin
     end = plan.step("settle").trajectory.end
-    assert not planner.checker.contacts(end, 18, CONTACT_MARGIN, exempt=("held",), held=pull.held,
+    assert not planner.checker.contacts(end, 18, CONTACT_MARGIN, exempt=("held",), held=level,
                                         fine_margin=DIRECT_FINGER_MARGIN - 1e-4)
-    assert planner.checker.contacts(end, 18, CONTACT_MARGIN, exempt=("held",), held=pull.held,
+    assert planner.checker.contacts(end, 18, CONTACT_MARGIN, exempt=("held",), held=level,
                                     fine_margin=0.003)
 
 
@@ -206,19 +205,20 @@ def test_a_block_set_down_home_on_a_layer_measured_low_keeps_the_fingers_over_it
     # a tall tower's top layers sit lower than nominal: set down 2 mm lower, home still plans,
     # and the fingers keep their margin over the layer where it was measured
     pull = planner.pull(planner.arm.home, 10, 0, 0.035, tower_layers=22)
-    low = planner.place(pull.q_end, 22, 1, pull.held, overhang=0.0, rise=-0.002)
-    nominal = planner.place(pull.q_end, 22, 1, pull.held, overhang=0.0)
+    level = planner.level_grip
+    low = planner.place(pull.q_end, 22, 1, level, overhang=0.0, rise=-0.002)
+    nominal = planner.place(pull.q_end, 22, 1, level, overhang=0.0)
     ends = [planner.arm.fk(p.step("settle").trajectory.end, "grasp").t[2] for p in (low, nominal)]
     assert ends[1] - ends[0] == pytest.approx(0.002, abs=1e-4)
     measured = 21 - 0.002 / planner.tower.layer_pitch
     assert not planner.checker.contacts(low.step("settle").trajectory.end, measured, CONTACT_MARGIN,
-                                        exempt=("held",), held=pull.held,
+                                        exempt=("held",), held=level,
                                         fine_margin=DIRECT_FINGER_MARGIN - 1e-4)
 
 
 def test_a_block_held_pitched_cannot_be_set_down_home(planner):
     pull = planner.pull(planner.arm.home, 3, 1, 0.035, tower_layers=TALL)
-    assert abs(pull.held.direction[0]) > 0.3          # low in the tower only pitched grasps reach
+    assert abs(pull.held.direction[0]) > 0.3          # the grasps the planner takes are pitched
     with pytest.raises(PlanError, match="fingers"):
         planner.place(pull.q_end, 19, 1, pull.held, overhang=0.0)
     assert "align_push" in [s.label for s in planner.place(pull.q_end, 19, 1, pull.held).steps]
