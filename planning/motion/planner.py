@@ -385,8 +385,10 @@ class MotionPlanner:
         pitched approaches, the nearest first; at layer 1 the pitched fingers reach the table, so
         the grasp may also ride up the block by GRASP_RAISES, still holding it over most of its
         height. Level grasps are not preferred, though a block held level can be set down home
-        (`place` with no overhang): with them first, three whole games ended on pulls from layers
-        14-18 that dragged the layers above (docs/benchmarks.md, 2026-12-04)."""
+        (`place` with no overhang): with them first, three whole games ended early on pulls from
+        layers 14-18 that dragged the layers above; seed 3 again with the nearest grasp ended the
+        same way, so the grasp was not shown to be the cause, and the nearest, played in every
+        game before, is kept until more games say otherwise (docs/benchmarks.md, 2026-12-04)."""
         found = []
         for raise_by in GRASP_RAISES:
             before = face + into * (GRIP_DEPTH - STANDOFF - 0.01) + np.array([0.0, 0.0, raise_by])
