@@ -148,19 +148,32 @@ class ArmHands(ArmPlacing):
         layer, slot = source
         end = -self.planner.tower.front_end(layer)
         protrusion = end_protrusion(self.obs, source, end)
-        if self._at_block is None or self._at_block[0] != source:
-            self.withdraw()
-            plan = self._push_plan(source, end, protrusion, jam_n)
-            self.moves.come_to_face(plan)
-            self.moves.follow(plan.step("push"))
-        else:
-            plan = self._at_block[1]
-        self._at_block = None
         direction = -end * self.planner.tower.axis(layer)
-        already = self._block_travel(plan.frame, source, end, protrusion, 0.0)
-        push = self.planner.straight(self.moves.q(), plan.frame, direction * (PUSH_THROUGH - already),
-                                     tower_layers=self.layers, speed=PUSH_SPEED, exempt=("probe",),
-                                     label="push_through", **guarded_pace(jam_n))
+        probed = self._at_block is not None and self._at_block[0] == source
+        for fresh in (False, True) if probed else (True,):
+            if fresh:
+                self.withdraw()
+                plan = self._push_plan(source, end, protrusion, jam_n)
+                self.moves.come_to_face(plan)
+                self.moves.follow(plan.step("push"))
+            else:
+                plan = self._at_block[1]
+            already = self._block_travel(plan.frame, source, end, protrusion, 0.0)
+            try:
+                push = self.planner.straight(self.moves.q(), plan.frame,
+                                             direction * (PUSH_THROUGH - already),
+                                             tower_layers=self.layers, speed=PUSH_SPEED,
+                                             exempt=("probe",), label="push_through",
+                                             **guarded_pace(jam_n))
+                break
+            except PlanError:
+                # From where a probe of layer 3 stopped in a seed-2 game no straight push on
+                # could be planned (a joint's jump); from the back face again, with a pose of
+                # its own planned for the whole push, it can.
+                if fresh:
+                    self._at_block = None
+                    raise
+        self._at_block = None
         step = push.moves[0]
         jam = ForceGuard(plan.step("push").guard.direction, jam_n)
         result = self.moves.follow(MoveStep(step.label, step.trajectory, jam))

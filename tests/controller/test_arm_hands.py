@@ -369,6 +369,29 @@ def test_a_probe_then_a_push_through_goes_on_from_where_the_probe_stopped(planne
     assert arm.calls.count(("follow", True)) == 2 and ("tare",) in arm.calls
 
 
+def test_a_push_through_that_cannot_go_on_from_the_probe_starts_again_from_the_back_face(
+        planner, default_cell, monkeypatch):
+    arm = RecordingArm(planner.arm.home)
+    hands = arm_hands(planner, default_cell, arm)
+    hands.probe((7, 1), 0.5)
+    straight, refused = planner.straight, []
+
+    def once_unplannable(q, frame, displacement, **kwargs):
+        if kwargs.get("label") == "push_through" and not refused:
+            refused.append(np.array(q, float))
+            raise PlanError("cannot plan the straight move 'push_through': the straight move "
+                            "passes a singularity or a joint limit")
+        return straight(q, frame, displacement, **kwargs)
+    monkeypatch.setattr(planner, "straight", once_unplannable)
+    before = len(arm.calls)
+    pushed = hands.push_through((7, 1), 3.0)
+    assert refused and not pushed.jammed and pushed.moved_m > 0.01
+    # out of the hole, a fresh approach, tare and push to the face, then through and out again
+    calls = arm.calls[before:]
+    assert calls[0] == ("follow", False) and ("tare",) in calls
+    assert calls.count(("follow", True)) == 2 and calls[-1] == ("follow", False)
+
+
 @pytest.mark.parametrize("jam_n", [0.25, 3.0])
 def test_a_push_through_under_a_light_limit_starts_at_the_probes_pace(planner, default_cell, jam_n):
     """Its first step in speed read as a jam under the safe push force high in the tower."""
