@@ -14,7 +14,8 @@ from typing import Callable
 
 from planning.game.cell.model import Cell
 from planning.kinematics import HeldBlock
-from planning.motion.planner import PUSH_THROUGH, MotionPlanner
+from planning.motion.contact_geometry import PUSH_THROUGH
+from planning.motion.planner import MotionPlanner
 from planning.motion.plans import PlanError
 from planning.game.tower import SLOTS
 from planning.workers import Workers

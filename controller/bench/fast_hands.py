@@ -15,7 +15,7 @@ from controller.turn.report import TowerFellError, TurnError
 from hardware.sim.bench_hands import PROBE_SPEED, PUSH_SPEED, BenchHands
 from hardware.sim.world import SimWorld
 from planning.looseness import ProbeOutcome
-from planning.motion.planner import PUSH_THROUGH
+from planning.motion.contact_geometry import PUSH_THROUGH
 from planning.game.tower import SLOTS, TowerError
 
 # A drawn block is held this long before it is placed, as the arm takes it up and over: a tower

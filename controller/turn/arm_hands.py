@@ -24,7 +24,8 @@ from firmware_bridge.client import MotionOutcome, MotionResult
 from perception.observation import PerceptionError, TowerObservation
 from planning.looseness import ProbeOutcome
 from planning.motion.paces import PULL_SPEED, guarded_pace, retreat_pace
-from planning.motion.planner import PUSH_THROUGH, STANDOFF, MotionPlanner
+from planning.motion.contact_geometry import PUSH_THROUGH, STANDOFF
+from planning.motion.planner import MotionPlanner
 from planning.motion.plans import ForceGuard, MotionPlan, MoveStep, PlanError
 from planning.policies import Policy
 from planning.game.rules import RuleOptions

@@ -16,7 +16,7 @@ from controller.wording import slot_name
 from firmware_bridge.client import MotionOutcome, MotionResult
 from planning.game.tower import SLOTS
 from planning.motion.paces import PUSH_HOME_SPEED, guarded_pace, retreat_pace
-from planning.motion.planner import PLACE_OVERHANG
+from planning.motion.contact_geometry import PLACE_OVERHANG
 from planning.motion.plans import GripStep, MotionPlan, MoveStep, PlanError
 
 # A push home stopped by its guard this far or more short of its end goes on after a fresh tare, at

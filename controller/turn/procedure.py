@@ -22,7 +22,7 @@ from controller.turn.report import (NoMoveError, Phase, PhaseClock, ProbeRecord,
                                     TurnError, TurnReport)
 from controller.wording import GAVE_UP_WHY, grasp_tries, slot_name
 from planning.looseness import LoosenessBelief, ProbeMemory
-from planning.motion.planner import PLACE_GUARD_N, PLACE_OVERHANG, PUSH_THROUGH
+from planning.motion.contact_geometry import PLACE_GUARD_N, PLACE_OVERHANG, PUSH_THROUGH
 from planning.motion.plans import PlanError
 from planning.policies import NoBlock, Policy, StepKind, TurnView
 from planning.game.rules import RuleOptions, check_move

@@ -29,7 +29,7 @@ from hardware.sim.probe_stage import ProbeStage
 from hardware.sim.scenes import awake, set_block
 from hardware.sim.world import SimWorld
 from planning.game.tower import TowerState
-from planning.motion.planner import PULL_CLEARANCE
+from planning.motion.contact_geometry import PULL_CLEARANCE
 from planning.game.geometry import TowerGeometry
 
 # Speeds (m/s). The arm tests at 3 mm/s, pushes through at 15 and pulls at 30; a block's friction

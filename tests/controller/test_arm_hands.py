@@ -11,14 +11,13 @@ import pytest
 
 from controller.turn.arm_hands import GRASP_GUARD_N, GRASP_TRIES, PULL_GUARD_N, PULL_RESUMES, ArmHands
 from controller.turn.arm_placing import ALIGN_RESUMES, LANDED_HIGH_M, PLACE_RETRY_SHIFT, PLACE_TRIES
-from planning.motion.planner import PLACE_OVERHANG
 from controller.turn.checks import REGRASP_REACH
 from controller.turn.hands import PlaceOrder
 from controller.turn.hands import GaveUp
 from controller.turn.report import TowerFellError, TurnError
 from firmware_bridge.client import MotionOutcome, MotionResult
 from planning.motion.paces import LIGHT_GUARD_N, LIGHT_STEP, LINE_STEP
-from planning.motion.planner import PULL_GRIP_N, PUSH_THROUGH
+from planning.motion.contact_geometry import PLACE_OVERHANG, PULL_GRIP_N, PUSH_THROUGH
 from planning.motion.plans import PlanError
 from tests.controller.test_turn_checks import observation
 

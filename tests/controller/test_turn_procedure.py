@@ -11,7 +11,7 @@ from controller.turn.hands import GaveUp
 from controller.turn.procedure import Player
 from controller.turn.report import NoMoveError, Phase, TurnError
 from controller.wording import slot_name
-from planning.motion.planner import PUSH_THROUGH
+from planning.motion.contact_geometry import PUSH_THROUGH
 from planning.policies import POLICIES, Policy
 from planning.game.rules import RuleOptions, legal_sources
 from planning.stability import BlockDims

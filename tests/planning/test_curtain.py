@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from planning.game.cell import CellError, load_cell
-from planning.motion.planner import PUSH_THROUGH
+from planning.motion.contact_geometry import PUSH_THROUGH
 from planning.motion.plans import MoveStep
 
 

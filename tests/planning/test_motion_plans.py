@@ -8,8 +8,10 @@ import pytest
 from planning.game.cell import parse_cell
 from planning.motion.paces import (FREE_ACCEL, LIGHT_ACCEL, LIGHT_GUARD_N, LINE_ACCEL,
                                    PLACE_FEEL_SPEED, PLACE_SLOW_SPEED, guarded_pace)
-from planning.motion.planner import (BESIDE_CLEARANCE, CONTACT_MARGIN, DIRECT_FINGER_MARGIN, GRIP_DEPTH, PLACE_OVERHANG, PUSH_THROUGH, SQUEEZE_INSIDE, TRANSIT_MARGIN,
-                                     MotionPlanner)
+from planning.motion.contact_geometry import (BESIDE_CLEARANCE, CONTACT_MARGIN,
+                                              DIRECT_FINGER_MARGIN, GRIP_DEPTH, PLACE_OVERHANG,
+                                              PUSH_THROUGH, SQUEEZE_INSIDE, TRANSIT_MARGIN)
+from planning.motion.planner import MotionPlanner
 from planning.motion.plans import GripStep, PlanError
 from planning.game.tower import layer_axis
 
