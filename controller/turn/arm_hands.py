@@ -192,20 +192,21 @@ class ArmHands(ArmPlacing):
         front = self.planner.tower.front_end(layer)
         was = end_protrusion(self.obs, source, front)
         seen = seen_offset(self.planner.tower, self.obs, source)
+        def push_at(shift: float) -> MotionPlan:
+            return self.planner.push(self.moves.q(), layer, slot, -was, tower_layers=self.layers,
+                                     end=front, protrusion=was + travel_m, speed=PUSH_SPEED,
+                                     guard_n=jam_n, retreat=False, gentle_approach=True,
+                                     shift=shift, rise=seen["rise"])
+
         # aimed where a grasp given up felt the block, if it did and that can be reached
         felt = self._felt.pop(source, 0.0)
         plan = None
-        for shift in dict.fromkeys((seen["shift"] + felt, seen["shift"])):
+        if felt:
             try:
-                plan = self.planner.push(self.moves.q(), layer, slot, -was,
-                                         tower_layers=self.layers, end=front,
-                                         protrusion=was + travel_m, speed=PUSH_SPEED,
-                                         guard_n=jam_n, retreat=False, gentle_approach=True,
-                                         shift=shift, rise=seen["rise"])
-                break
+                plan = push_at(seen["shift"] + felt)
             except PlanError:
-                if shift == seen["shift"]:
-                    raise
+                pass          # out of reach there: where the cameras saw it, then
+        plan = plan or push_at(seen["shift"])
         self.moves.come_to_face(plan)
         step = plan.step("push")
         # Not resumed when its guard stops it, as a push home is: under a light jam limit it starts
