@@ -44,4 +44,5 @@ def grasp_tries(touches: list[dict]) -> str:
 # Why a pull was given up (controller/turn/hands.py GaveUp, by its value), in words.
 GAVE_UP_WHY = {"approach": "the fingers could not get around it",
                "pull": "the tower came along as it was pulled",
-               "slip": "it slid out of the fingers"}
+               "slip": "it slid out of the fingers",
+               "rider": "a block above came along with it"}

@@ -8,8 +8,8 @@ For benchmarks only: it reads ground truth, which the product never may.
 
 from __future__ import annotations
 
-from controller.turn.arm_hands import PROBE_DEPTH, PULL_GUARD_N
-from controller.turn.checks import DRAG_N, DRAG_WINDOW_S
+from controller.turn.arm_hands import PROBE_DEPTH, PULL_GUARD_N, RIDE_WATCH_M
+from controller.turn.checks import DRAG_N, DRAG_WINDOW_S, RIDER_MOVED_M
 from controller.turn.hands import Felt, GaveUp, Look, PlaceOrder, Pulled, Pushed, Slot
 from controller.turn.report import TowerFellError, TurnError
 from hardware.sim.bench_hands import PROBE_SPEED, PUSH_SPEED, BenchHands
@@ -86,14 +86,14 @@ class FastHands:
     def pull(self, source: Slot) -> Pulled:
         bench = self.bench
         try:
-            p = bench.pull(source, PULL_GUARD_N, DRAG_N, DRAG_WINDOW_S)
+            p = bench.pull(source, PULL_GUARD_N, DRAG_N, DRAG_WINDOW_S, RIDE_WATCH_M, RIDER_MOVED_M)
         except LookupError as exc:
             raise TurnError(str(exc)) from None
         bench.wait(CARRY_S)
         if bench.fallen(bench.held):
             raise TowerFellError("the tower fell as the block was drawn out")
         if not p.came:
-            return Pulled(GaveUp.DRAG, p.drawn_m, p.peak_force_n)
+            return Pulled(GaveUp.RIDER if p.rider else GaveUp.DRAG, p.drawn_m, p.peak_force_n)
         self.rode = [b for b in bench.truth.displaced(RODE_ALONG_M) if b != bench.held]
         return Pulled(None, p.drawn_m, p.peak_force_n)
 

@@ -7,6 +7,7 @@ settling window. Every time is device time.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Callable
 
 import numpy as np
@@ -15,7 +16,7 @@ from controller.cell_link import CellLink
 from controller.turn.arm_moves import ArmMoves, HeldBlockWatch
 from controller.turn.arm_placing import ArmPlacing
 from controller.turn.checks import (drag_was_a_spike, end_protrusion, felt_offset, next_grasp_shift,
-                                    seen_offset, touch_side)
+                                    riders, seen_offset, touch_side)
 from controller.turn.procedure import Player
 from controller.turn.hands import Felt, GaveUp, Look, Pulled, Pushed, Slot, Trace
 from controller.turn.report import TowerFellError, TurnError
@@ -49,6 +50,10 @@ PULL_RESUMES = 10
 # tower without tripping. The approach's own speed-up reads 0.13 N on the 1.3 kg tool.
 GRASP_GUARD_N = 0.6
 GRASP_TRIES = 4              # grasp approaches to a block before it is given up
+# The pull stops this far out for the cameras to look for blocks riding out on the drawn one
+# (controller/turn/checks.py `riders`): at 6 mm a rider of the seed-3 game had gone 3-4 mm, past
+# what the cameras take for a move, and the cameras' look costs about 0.1 s.
+RIDE_WATCH_M = 0.006
 
 
 def look_from(obs: TowerObservation, blocks_moved: int) -> Look:
@@ -78,6 +83,7 @@ class ArmHands(ArmPlacing):
         self._pull: MotionPlan | None = None          # the pull that holds the block
         # where a grasp given up felt its block, across from where the cameras saw it (m)
         self._felt: dict[Slot, float] = {}
+        self._riders: dict[Slot, float] = {}     # the blocks above seen riding on the pull
         self._window_look: TowerObservation | None = None   # the look that closed a window
 
     def now(self) -> float:
@@ -280,7 +286,7 @@ class ArmHands(ArmPlacing):
         if pull is None:
             return Pulled(GaveUp.APPROACH, 0.0, touches[-1]["force_n"] if touches else 0.0,
                           touches=touches)
-        drawn = self._draw(pull, into)
+        drawn = self._draw(source, pull, into)
         if drawn.came:
             self.grip.check_held()
             self._pull = pull
@@ -288,8 +294,7 @@ class ArmHands(ArmPlacing):
         else:
             self.moves.open_fully()
             self._back_off(pull.frame, into, "let_go", gentle=True)
-        return Pulled(drawn.gave_up, drawn.drawn_m, drawn.peak_force_n, drawn.trace, touches,
-                      drawn.resumed)
+        return replace(drawn, touches=touches)
 
     def _check_standing(self) -> None:
         """Raise TowerFellError if the tower fell since the turn's look: a pull can bring the top
@@ -300,12 +305,15 @@ class ArmHands(ArmPlacing):
         if self.obs is not None and seen.fell_since(self.obs):
             raise TowerFellError("the tower fell as the block was pulled out")
 
-    def _draw(self, pull: MotionPlan, into) -> Pulled:
+    def _draw(self, source: Slot, pull: MotionPlan, into) -> Pulled:
         """Run the pull of a grasped block under the guard, recording the drag: held lightly
         while it slides out, squeezed while its end still rests in the tower, then drawn clear.
-        Given up when the guard found a steady drag, not a knock, or the block slid out of the
-        fingers' light pull grip."""
+        Given up when the guard found a steady drag, not a knock, when the block slid out of the
+        fingers' light pull grip, or when the cameras saw a block above it come along (the pull
+        stops RIDE_WATCH_M out for that look)."""
         self.moves.dwell_and_tare()
+        before = self.link.observe().observation     # the tower with the block in the fingers
+        self._riders = {}
         # the block resisting the pull pushes the gripper back toward the tower
         rotation = self.planner.arm.fk(pull.step("pull").trajectory.start, pull.frame).R
         axis = tuple(float(v) for v in rotation.T @ into)
@@ -315,19 +323,26 @@ class ArmHands(ArmPlacing):
         for label in ("pull", "pull_out"):
             if label == "pull_out":
                 self.moves.grip(pull.step("squeeze"))
-            problem, resumed = self._draw_part(pull, label, axis, trace, resumed)
+            watch = (source[0], before) if label == "pull" else None
+            problem, resumed = self._draw_part(pull, label, axis, trace, resumed, watch)
             if problem is not None:
                 drawn = float((start - self.planner.arm.fk(self.moves.q(), pull.frame).t) @ into)
                 return Pulled(problem, drawn, max((f for _, f in trace), default=0.0), trace,
-                              resumed=resumed)
+                              resumed=resumed, riders=self._riders)
         return Pulled(None, 0.0, max((f for _, f in trace), default=0.0), trace, resumed=resumed)
 
-    def _draw_part(self, pull: MotionPlan, label: str, axis, trace: Trace,
-                   resumed: int) -> tuple[GaveUp | None, int]:
+    def _draw_part(self, pull: MotionPlan, label: str, axis, trace: Trace, resumed: int,
+                   watch: tuple[int, TowerObservation] | None = None) -> tuple[GaveUp | None, int]:
         """One guarded part of the pull, going on after knocks; what stopped it, or None when it
-        ran to its end; and the knocks gone on after so far."""
+        ran to its end; and the knocks gone on after so far. With `watch` (the drawn block's
+        layer and the look before the pull) it stops RIDE_WATCH_M out to look for riders."""
         step = pull.step(label)
-        end = self.planner.arm.fk(step.trajectory.end, pull.frame).t
+        start, end = (self.planner.arm.fk(q, pull.frame).t
+                      for q in (step.trajectory.start, step.trajectory.end))
+        goal = end
+        if watch is not None:
+            goal = start + (end - start) * min(1.0, RIDE_WATCH_M / float(np.linalg.norm(end - start)))
+            step = self._draw_to(pull, label, goal)
         while True:
             result, part = self._follow_recording(
                 MoveStep(step.label, step.trajectory, ForceGuard(axis, PULL_GUARD_N)), axis)
@@ -336,15 +351,26 @@ class ArmHands(ArmPlacing):
             if not self.grip.holds(self.arm.telemetry().gripper_width_m):
                 return GaveUp.SLIP, resumed
             if result.outcome is not MotionOutcome.GUARD:
-                return None, resumed
-            if not drag_was_a_spike(part, result.device_time) or resumed >= PULL_RESUMES:
+                if goal is end:
+                    return None, resumed
+                layer, before = watch
+                self._riders = riders(before, self.link.observe().observation, layer,
+                                      self.planner.tower.front_end(layer), RIDE_WATCH_M)
+                if self._riders:
+                    return GaveUp.RIDER, resumed
+                goal = end
+            elif not drag_was_a_spike(part, result.device_time) or resumed >= PULL_RESUMES:
                 return GaveUp.DRAG, resumed
-            # a moment's knock, not a drag: on with the rest of the pull
-            resumed += 1
-            here = self.planner.arm.fk(self.moves.q(), pull.frame).t
-            step = self.planner.straight(self.moves.q(), pull.frame, end - here,
-                                         tower_layers=self.layers, speed=PULL_SPEED,
-                                         exempt=("held",), held=pull.held, label=label).moves[0]
+            else:
+                resumed += 1     # a moment's knock, not a drag: on with the rest of the pull
+            step = self._draw_to(pull, label, goal)
+
+    def _draw_to(self, pull: MotionPlan, label: str, goal: np.ndarray) -> MoveStep:
+        """The pull's straight move from where the tool stands to `goal` (world, m)."""
+        here = self.planner.arm.fk(self.moves.q(), pull.frame).t
+        return self.planner.straight(self.moves.q(), pull.frame, goal - here,
+                                     tower_layers=self.layers, speed=PULL_SPEED,
+                                     exempt=("held",), held=pull.held, label=label).moves[0]
 
     def _grasp(self, source: Slot, into, touches: list[dict]) -> MotionPlan | None:
         """Bring the open fingers around the block's protruding end and close them; returns the

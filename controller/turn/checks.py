@@ -1,6 +1,7 @@
 """Pure judgements a robot turn makes from what it saw and felt: which slots changed, how far
-blocks stick out, whether a guard trip was a knock or a drag, where to lay a block between its
-neighbours, and whether the tower after the turn shows the move and nothing else."""
+blocks stick out, whether a guard trip was a knock or a drag, whether blocks ride out on the one
+drawn, where to lay a block between its neighbours, and whether the tower after the turn shows the
+move and nothing else."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import numpy as np
 from controller.turn.hands import Look
 from controller.wording import slot_name
 from perception.observation import TowerObservation
-from planning.game.tower import SLOTS, across_index
+from planning.game.tower import SLOTS, across_index, layer_axis
 from planning.game.geometry import TowerGeometry
 
 # The wrist reads single 4 ms knocks of 1-2.3 N on a 0.2-0.6 N drag while a loose block slides
@@ -20,6 +21,12 @@ from planning.game.geometry import TowerGeometry
 DRAG_WINDOW_S = 0.04
 DRAG_N = 1.2
 PLACE_CLEARANCE = 0.002     # side gap left to a neighbour in the layer
+# A block lying on the one drawn can ride out on it at a drag far under the guard (seed 3: 18.1
+# went with 17.1 from the pull's first millimetre at 0.3-0.5 N, 4.7 mm when 17.1 was 7.5 mm out,
+# and fell off the tower 3 s later). The cameras read a block's sideways shift to 0.04 mm on a
+# still tower and a 2 mm one as 1.97-2.01 mm; a block above that moved this far across the table
+# between the look before the pull and one a few millimetres into it rides on the drawn block.
+RIDER_MOVED_M = 0.002
 
 
 def end_protrusion(obs: TowerObservation, source: tuple[int, int], end: int) -> float:
@@ -57,6 +64,29 @@ def drag_was_a_spike(trace: list[tuple[float, float]], tripped_at: float) -> boo
     """Whether the force before a guard trip was a short knock on a light drag, not a drag."""
     recent = [f for t, f in trace if t >= tripped_at - DRAG_WINDOW_S]
     return bool(recent) and float(np.median(recent)) < DRAG_N
+
+
+def riders(before: TowerObservation, after: TowerObservation, layer: int, end: int,
+           drawn_m: float, min_m: float = RIDER_MOVED_M) -> dict[tuple[int, int], float]:
+    """The blocks above `layer` that rode out on its block, drawn `drawn_m` toward its `end`
+    (+1 or -1 along the layer's axis) between two looks: each one's slot (as `before` read it)
+    and how far it went that way (m). A rider went at least `min_m` that way and no further
+    than the drawn block with `min_m` to spare, in all; a block is known by its marker, and
+    one not read by the same cameras in both looks is not judged (a block one camera reads
+    alone is placed less surely, and a marker taken for another block's reads as a leap)."""
+    along = np.zeros(2)
+    along[0 if layer_axis(layer) == "x" else 1] = end
+    was = {b.block: b for b in before.blocks if b.layer > layer}
+    moved = {}
+    for block in after.blocks:
+        earlier = was.get(block.block)
+        if earlier is None or set(earlier.cameras) != set(block.cameras):
+            continue
+        shift = np.subtract(block.position[:2], earlier.position[:2])
+        went = float(shift @ along)
+        if went >= min_m and float(np.hypot(*shift)) <= drawn_m + min_m:
+            moved[(earlier.layer, earlier.slot)] = went
+    return dict(sorted(moved.items()))
 
 
 def neighbours_in(obs: TowerObservation, target: tuple[int, int]) -> list[int]:

@@ -28,6 +28,7 @@ class GaveUp(StrEnum):
     APPROACH = "approach"     # the fingers met the block at every try
     DRAG = "pull"             # a steady drag: the tower came along
     SLIP = "slip"             # the block slid out of the fingers' light grip
+    RIDER = "rider"           # a block above came along with it
 
 
 @dataclass(frozen=True)
@@ -71,6 +72,7 @@ class Pulled:
     trace: Trace = field(default_factory=list)
     touches: list[dict] = field(default_factory=list)   # grasp approaches that met the block
     resumed: int = 0            # guard trips on a short knock, after which the pull went on
+    riders: dict[Slot, float] = field(default_factory=dict)   # blocks above that came along (m)
 
     @property
     def came(self) -> bool:

@@ -228,8 +228,10 @@ class Turn:
                             None if pulled.gave_up is GaveUp.APPROACH else list(pulled.trace))
         tries = f"; tries: {grasp_tries(pulled.touches)}" \
             if pulled.gave_up is GaveUp.APPROACH and pulled.touches else ""
+        rode = "".join(f"; {slot_name(*slot)} came {went * 1000:.1f} mm"
+                       for slot, went in pulled.riders.items())
         self._note(f"{slot_name(*source)} let go: {GAVE_UP_WHY[pulled.gave_up]} "
-                   f"({pulled.drawn_m * 1000:.1f} mm drawn, {pulled.peak_force_n:.2f} N){tries}")
+                   f"({pulled.drawn_m * 1000:.1f} mm drawn, {pulled.peak_force_n:.2f} N{rode}){tries}")
         if pulled.gave_up is not GaveUp.APPROACH:
             self.player.dragged.add(source)
         self._restore(source, PUSH_THROUGH + max(pulled.drawn_m, 0.0))

@@ -75,7 +75,7 @@ class TurnReport:
 
     def gave_up(self, source, at: str, drawn_m: float, peak_force_n: float,
                 trace: list[tuple[float, float]] | None = None) -> None:
-        """Record a block let go and put back: where (`at`: "approach", "pull", "slip"), how far
+        """Record a block let go and put back: where (`at`: a GaveUp value), how far
         it had been drawn and the peak force."""
         entry = {"layer": source[0], "slot": source[1], "drawn_mm": drawn_m * 1000,
                  "peak_force_n": peak_force_n, "at": at}

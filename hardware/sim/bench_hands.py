@@ -60,6 +60,7 @@ class Pull:
     came: bool             # drawn clear; False: let go, the tower dragged along
     drawn_m: float
     peak_force_n: float
+    rider: bool = False    # let go: a block above moved with it
 
 
 class BenchHands:
@@ -131,10 +132,13 @@ class BenchHands:
 
     # --- the hand -------------------------------------------------------------------------------
 
-    def pull(self, source: tuple[int, int], guard_n: float, drag_n: float, drag_window_s: float) -> Pull:
+    def pull(self, source: tuple[int, int], guard_n: float, drag_n: float, drag_window_s: float,
+             watch_m: float | None = None, rider_m: float = 0.0) -> Pull:
         """Hold the front end of the block at `source` and draw it clear of the tower, letting go
         when the pull's force passes `guard_n` with its median over the last `drag_window_s` above
-        `drag_n` (the tower drags along; a shorter knock does not count), as the arm's guard does."""
+        `drag_n` (the tower drags along; a shorter knock does not count), as the arm's guard does,
+        and, `watch_m` out, when a block above it moved `rider_m` or more across the table since
+        the pull began (the arm's look for riders)."""
         world, data = self.world, self.world.data
         block = self._block(source)
         body = world.block_body[block]
@@ -146,13 +150,19 @@ class BenchHands:
         length = world.block_spec(block).length
         out = float((data.xpos[body] - self.truth.to_world(np.zeros(3))) @ front)
         travel = max(length - out + PULL_CLEARANCE, 0.0)
-        n = int(np.ceil(travel / (PULL_SPEED * world.timestep)))
+        step = PULL_SPEED * world.timestep
+        n = int(np.ceil(travel / step))
+        watch_at = None if watch_m is None else int(np.ceil(watch_m / step))
+        above = self._above(source[0])
         every = max(1, int(round(READ_EVERY_S / world.timestep)))
         recent = np.zeros(max(1, int(round(drag_window_s / READ_EVERY_S))))
         readings, peak = 0, 0.0
         for i in range(n):
-            data.mocap_pos[self._hand] = start + front * PULL_SPEED * world.timestep * (i + 1)
+            data.mocap_pos[self._hand] = start + front * step * (i + 1)
             world.step(1)
+            if i + 1 == watch_at and self._moved(above) >= rider_m:
+                self._let_go()
+                return Pull(False, step * (i + 1), peak, rider=True)
             if i % every:
                 continue
             force = abs(float(self._grip_force() @ front))
@@ -161,9 +171,21 @@ class BenchHands:
             peak = max(peak, force)
             if force > guard_n and readings >= len(recent) and np.median(recent) >= drag_n:
                 self._let_go()
-                return Pull(False, PULL_SPEED * world.timestep * (i + 1), peak)
+                return Pull(False, step * (i + 1), peak)
         self.held = block
         return Pull(True, travel, peak)
+
+    def _above(self, layer: int) -> dict[int, np.ndarray]:
+        """Where (world, m) each block in a slot above `layer` lies now."""
+        data = self.world.data
+        return {b.index: data.xpos[self.world.block_body[b.index]].copy() for b in self.world.blocks
+                if (where := self.truth.slot_of(b.index)) is not None and where[0] > layer}
+
+    def _moved(self, then: dict[int, np.ndarray]) -> float:
+        """How far across the table the blocks of `then` went at most since (m)."""
+        data = self.world.data
+        return max((float(np.hypot(*(data.xpos[self.world.block_body[b]] - p)[:2]))
+                    for b, p in then.items()), default=0.0)
 
     def _grip_force(self) -> np.ndarray:
         """The weld's force on the held block (world frame, N)."""

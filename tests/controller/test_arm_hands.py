@@ -9,7 +9,8 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from controller.turn.arm_hands import GRASP_GUARD_N, GRASP_TRIES, PULL_GUARD_N, PULL_RESUMES, ArmHands
+from controller.turn.arm_hands import (GRASP_GUARD_N, GRASP_TRIES, PULL_GUARD_N, PULL_RESUMES,
+                                      RIDE_WATCH_M, ArmHands)
 from controller.turn.arm_placing import ALIGN_RESUMES, LANDED_HIGH_M, PLACE_RETRY_SHIFT, PLACE_TRIES
 from controller.turn.checks import REGRASP_REACH
 from controller.turn.hands import PlaceOrder
@@ -300,8 +301,9 @@ def test_a_knock_during_the_pull_does_not_let_the_block_go(planner, default_cell
     arm = RecordingArm(planner.arm.home, pull_traces=[KNOCK])
     pulled = arm_hands(planner, default_cell, arm).pull((7, 1))
     assert pulled.came and pulled.resumed == 1
-    # the knock, the rest of the pull (guarded, from where the guard stopped), then the pull_out
-    assert len(pulled.trace) == len(KNOCK) + 2 and len(arm.pull_labels) == 3
+    # the knock, the rest of the way to the look for riders and the rest of the pull (guarded,
+    # from where the guard stopped), then the pull_out
+    assert len(pulled.trace) == len(KNOCK) + 3 and len(arm.pull_labels) == 4
 
 
 def test_the_pull_holds_the_block_lightly_and_squeezes_it_once_out(planner, default_cell):
@@ -313,6 +315,31 @@ def test_the_pull_holds_the_block_lightly_and_squeezes_it_once_out(planner, defa
     squeeze = arm.calls.index(("gripper", 0.0), arm.calls.index(("gripper", 0.0)) + 1)
     assert arm.calls[squeeze - 1] == ("follow", True) and arm.calls[squeeze + 1] == ("follow", True)
     assert arm.calls[-1] == ("follow", True)
+
+
+def test_a_block_above_that_rides_out_on_the_drawn_one_makes_the_pull_let_go(planner,
+                                                                            default_cell):
+    """Seed 3: 18.1 went with 17.1 from the pull's first millimetre at 0.3-0.5 N, far under the
+    guard, and fell off the tower."""
+    arm = RecordingArm(planner.arm.home)
+    hands = arm_hands(planner, default_cell, arm)
+    hands.obs = observation([(7, 1, (0.0, 0.0, 97.5)), (8, 1, (0.0, 0.0, 112.5))])
+    out = planner.tower.front_end(7)         # layer 7 lies along x
+    looks = iter([hands.obs, observation([(7, 1, (6.0 * out, 0.0, 97.5)),
+                                          (8, 1, (3.5 * out, 0.0, 112.5))])])
+    hands.link.observe = lambda: SimpleNamespace(observation=next(looks))
+    pulled = hands.pull((7, 1))
+    assert pulled.gave_up is GaveUp.RIDER and pulled.riders == pytest.approx({(8, 1): 0.0035})
+    # it stopped RIDE_WATCH_M out, let go and backed away
+    assert len(arm.pull_labels) == 1
+    assert pulled.drawn_m == pytest.approx(RIDE_WATCH_M, abs=1e-4)
+    opened = arm.calls.index(("gripper", default_cell.tool.stroke), arm.calls.index(("gripper", 0.0)))
+    assert arm.calls[opened + 1:] == [("follow", False)]
+    # the same pull with the block above still: drawn to the end
+    arm = RecordingArm(planner.arm.home)
+    hands = arm_hands(planner, default_cell, arm)
+    hands.obs = observation([(7, 1, (0.0, 0.0, 97.5)), (8, 1, (0.0, 0.0, 112.5))])
+    assert hands.pull((7, 1)).came and len(arm.pull_labels) == 3
 
 
 def test_a_block_that_slides_out_of_the_light_grip_is_let_go(planner, default_cell):

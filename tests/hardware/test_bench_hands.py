@@ -57,6 +57,20 @@ def test_a_loose_block_comes_out_and_goes_on_top(hands):
     assert hands.look(1).tower.layers == before.moved(LOOSE, (19, 1)).layers
 
 
+def test_the_pull_looks_for_riders_a_few_millimetres_out(hands):
+    """A loose block draws its neighbours above along by tenths of a millimetre at most: under
+    the arm's limit it comes; with a limit of a micrometre the hand lets go where it looked."""
+    hands.mark()
+    hands.push(LOOSE, 0.027, 3.0, 0.02)
+    state = hands.world.save()
+    assert hands.pull(LOOSE, 2.5, 1.2, 0.04, watch_m=0.006, rider_m=0.002).came
+    hands.held = None
+    hands.world.restore(state)
+    pull = hands.pull(LOOSE, 2.5, 1.2, 0.04, watch_m=0.006, rider_m=1e-6)
+    assert not pull.came and pull.rider and pull.drawn_m == pytest.approx(0.006, abs=1e-4)
+    assert hands.held is None
+
+
 def test_waiting_on_a_resting_tower_jumps_the_clock(hands):
     start = hands.world.time
     hands.wait(10.0)
