@@ -50,10 +50,10 @@ PULL_RESUMES = 10
 # tower without tripping. The approach's own speed-up reads 0.13 N on the 1.3 kg tool.
 GRASP_GUARD_N = 0.6
 GRASP_TRIES = 4              # grasp approaches to a block before it is given up
-# The pull stops this far out for the cameras to look for blocks riding out on the drawn one
-# (controller/turn/checks.py `riders`): at 6 mm a rider of the seed-3 game had gone 3-4 mm, past
-# what the cameras take for a move, and the cameras' look costs about 0.1 s.
-RIDE_WATCH_M = 0.006
+# The cameras look for blocks riding out on the drawn one (controller/turn/checks.py `riders`) as
+# the pull passes this far out: a rider of the seed-3 game had gone 3-4 mm at 6 mm, past what the
+# cameras take for a move, and the look's frames come about 0.1 s (3 mm of pull) later.
+RIDE_WATCH_M = 0.005
 
 
 def look_from(obs: TowerObservation, blocks_moved: int) -> Look:
@@ -84,6 +84,7 @@ class ArmHands(ArmPlacing):
         # where a grasp given up felt its block, across from where the cameras saw it (m)
         self._felt: dict[Slot, float] = {}
         self._riders: dict[Slot, float] = {}     # the blocks above seen riding on the pull
+        self._watched = False                     # the pull's look for riders is done
         self._window_look: TowerObservation | None = None   # the look that closed a window
 
     def now(self) -> float:
@@ -231,19 +232,19 @@ class ArmHands(ArmPlacing):
                                  guard_n=guard_n, retreat=False, through=PUSH_THROUGH,
                                  **seen_offset(self.planner.tower, self.obs, source))
 
-    def _follow_recording(self, step: MoveStep, axis) -> tuple[MotionResult, Trace]:
+    def _follow_recording(self, step: MoveStep, axis, during=None) -> tuple[MotionResult, Trace]:
         """Run a move and record the wrist force along `axis` (tool coordinates) while it runs:
-        (device time, N) for every telemetry frame."""
+        (device time, N) for every telemetry frame. `during`: as for `ArmMoves.follow`."""
         axis = np.asarray(axis, float)
-        result, samples = self._follow_sampled(step)
+        result, samples = self._follow_sampled(step, during)
         return result, [(t, float(w[:3] @ axis)) for t, w in samples]
 
-    def _follow_sampled(self, step: MoveStep) -> tuple[MotionResult, list]:
+    def _follow_sampled(self, step: MoveStep, during=None) -> tuple[MotionResult, list]:
         """Run a move; how it ended and the wrist's readings while it ran: (device time, wrench
         in tool coordinates) for every telemetry frame."""
         self.link.forces.start()
         try:
-            result = self.moves.follow(step)
+            result = self.moves.follow(step, during)
         finally:
             samples = self.link.forces.stop()
         return result, samples
@@ -309,21 +310,21 @@ class ArmHands(ArmPlacing):
         """Run the pull of a grasped block under the guard, recording the drag: held lightly
         while it slides out, squeezed while its end still rests in the tower, then drawn clear.
         Given up when the guard found a steady drag, not a knock, when the block slid out of the
-        fingers' light pull grip, or when the cameras saw a block above it come along (the pull
-        stops RIDE_WATCH_M out for that look)."""
+        fingers' light pull grip, or when the cameras, looking as the block passed RIDE_WATCH_M
+        out, saw a block above it come along."""
         self.moves.dwell_and_tare()
         before = self.link.observe().observation     # the tower with the block in the fingers
-        self._riders = {}
+        self._riders, self._watched = {}, False
         # the block resisting the pull pushes the gripper back toward the tower
         rotation = self.planner.arm.fk(pull.step("pull").trajectory.start, pull.frame).R
         axis = tuple(float(v) for v in rotation.T @ into)
         start = self.planner.arm.fk(self.moves.q(), pull.frame).t
+        watch = self._rider_watch(source[0], before, pull.frame, start, -np.asarray(into, float))
         trace: Trace = []
         resumed = 0
         for label in ("pull", "pull_out"):
             if label == "pull_out":
                 self.moves.grip(pull.step("squeeze"))
-            watch = (source[0], before) if label == "pull" else None
             problem, resumed = self._draw_part(pull, label, axis, trace, resumed, watch)
             if problem is not None:
                 drawn = float((start - self.planner.arm.fk(self.moves.q(), pull.frame).t) @ into)
@@ -332,38 +333,53 @@ class ArmHands(ArmPlacing):
         return Pulled(None, 0.0, max((f for _, f in trace), default=0.0), trace, resumed=resumed)
 
     def _draw_part(self, pull: MotionPlan, label: str, axis, trace: Trace, resumed: int,
-                   watch: tuple[int, TowerObservation] | None = None) -> tuple[GaveUp | None, int]:
-        """One guarded part of the pull, going on after knocks; what stopped it, or None when it
-        ran to its end; and the knocks gone on after so far. With `watch` (the drawn block's
-        layer and the look before the pull) it stops RIDE_WATCH_M out to look for riders."""
+                   watch) -> tuple[GaveUp | None, int]:
+        """One guarded part of the pull, going on after knocks, with the cameras' `watch` for
+        riders running beside it; what stopped it, or None when it ran to its end; and the
+        knocks gone on after so far."""
         step = pull.step(label)
-        start, end = (self.planner.arm.fk(q, pull.frame).t
-                      for q in (step.trajectory.start, step.trajectory.end))
-        goal = end
-        if watch is not None:
-            goal = start + (end - start) * min(1.0, RIDE_WATCH_M / float(np.linalg.norm(end - start)))
-            step = self._draw_to(pull, label, goal)
+        end = self.planner.arm.fk(step.trajectory.end, pull.frame).t
         while True:
             result, part = self._follow_recording(
-                MoveStep(step.label, step.trajectory, ForceGuard(axis, PULL_GUARD_N)), axis)
+                MoveStep(step.label, step.trajectory, ForceGuard(axis, PULL_GUARD_N)), axis,
+                None if self._watched else watch)
             trace += part
             # a block that slid out of the light grip held more than the guard allows too
             if not self.grip.holds(self.arm.telemetry().gripper_width_m):
                 return GaveUp.SLIP, resumed
+            if self._riders:
+                return GaveUp.RIDER, resumed
             if result.outcome is not MotionOutcome.GUARD:
-                if goal is end:
-                    return None, resumed
-                layer, before = watch
-                self._riders = riders(before, self.link.observe().observation, layer,
-                                      self.planner.tower.front_end(layer), RIDE_WATCH_M)
-                if self._riders:
-                    return GaveUp.RIDER, resumed
-                goal = end
-            elif not drag_was_a_spike(part, result.device_time) or resumed >= PULL_RESUMES:
+                return None, resumed
+            if not drag_was_a_spike(part, result.device_time) or resumed >= PULL_RESUMES:
                 return GaveUp.DRAG, resumed
-            else:
-                resumed += 1     # a moment's knock, not a drag: on with the rest of the pull
-            step = self._draw_to(pull, label, goal)
+            # a moment's knock, not a drag: on with the rest of the pull
+            resumed += 1
+            step = self._draw_to(pull, label, end)
+
+    def _rider_watch(self, layer: int, before: TowerObservation, frame: str, origin: np.ndarray,
+                     out: np.ndarray):
+        """A `during` for the pull's moves: when the tool (`frame`) has drawn the block
+        RIDE_WATCH_M out from `origin` (world, m; `out` the way it is drawn) the cameras look, and blocks above
+        `layer` that came along since `before` stop the arm (kept in `_riders`). The pull does
+        not stop for the look: a block stopped and drawn on again under its load tripped the
+        guard as it started (seed 3, 4.1 at 6.5 mm: 1.2 N to 2.5 N in 44 ms)."""
+        def during(started: float, trajectory) -> None:
+            drawn = [float((self.planner.arm.fk(q, frame).t - origin) @ out)
+                     for q in trajectory.positions]
+            past = next((i for i, d in enumerate(drawn) if d >= RIDE_WATCH_M), None)
+            if past is None:
+                return
+            at = started + float(trajectory.times[past])
+            self.arm.wait_for(lambda t: t.device_time >= at, float(trajectory.times[-1]) + 2.0)
+            seen = self.link.observe().observation
+            self._watched = True
+            now = float((self.planner.arm.fk(self.moves.q(), frame).t - origin) @ out)
+            self._riders = riders(before, seen, layer, self.planner.tower.front_end(layer),
+                                  max(now, RIDE_WATCH_M))
+            if self._riders:
+                self.arm.stop()
+        return during
 
     def _draw_to(self, pull: MotionPlan, label: str, goal: np.ndarray) -> MoveStep:
         """The pull's straight move from where the tool stands to `goal` (world, m)."""

@@ -13,7 +13,7 @@ from controller.turn.report import TurnError
 from firmware_bridge.client import ArmClient, MotionResult
 from planning.motion.planner import MotionPlanner
 from planning.motion.plans import GripStep, MotionPlan, MoveStep
-from planning.motion.trajectory import time_path
+from planning.motion.trajectory import JointTrajectory, time_path
 
 # Stand still this long before taring, so the reading is the tool's weight only: after a robot
 # turn's moves in the simulated cell the wrist reading is back within its noise (0.04-0.06 N at
@@ -74,9 +74,11 @@ class ArmMoves:
         self._timed(step.label, start)
         return width
 
-    def follow(self, step: MoveStep) -> MotionResult:
+    def follow(self, step: MoveStep,
+               during: Callable[[float, JointTrajectory], None] | None = None) -> MotionResult:
         """Run one move from wherever the arm is: a tiny joint move first joins the arm to the
-        move's start if a guarded stop left it a little off."""
+        move's start if a guarded stop left it a little off. `during(start, trajectory)` runs
+        while the move does (`start`: its device time); it may stop the arm."""
         start = self.arm.device_time()
         q = self.q()
         traj = step.trajectory
@@ -92,7 +94,16 @@ class ArmMoves:
         if step.guard is not None:
             guard = (step.guard.direction, step.guard.threshold_n)
         self.check_halted(step.label)
-        result = self.arm.follow(traj.times, traj.positions, guard=guard)
+        if during is None:
+            result = self.arm.follow(traj.times, traj.positions, guard=guard)
+        else:
+            handle = self.arm.follow(traj.times, traj.positions, guard=guard, wait=False)
+            try:
+                during(self.arm.device_time(), traj)
+            except BaseException:
+                self.arm.stop()        # nothing moves on that nobody watches
+                raise
+            result = self.arm.wait_motion(handle)
         self._timed(step.label, start)
         self.check_halted(step.label)
         return result
