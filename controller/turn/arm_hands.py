@@ -22,6 +22,8 @@ from controller.turn.hands import Felt, GaveUp, Look, Pulled, Pushed, Slot, Trac
 from controller.turn.report import TowerFellError, TurnError
 from controller.turn.settling import WATCH_EVERY_S, WindowEnd, watch_settling
 from firmware_bridge.client import MotionOutcome, MotionResult
+from firmware_bridge.errors import ArmTimeout
+from firmware_bridge.messages import Status
 from perception.observation import PerceptionError, TowerObservation
 from planning.looseness import ProbeOutcome
 from planning.motion.paces import PULL_SPEED, guarded_pace, retreat_pace
@@ -54,6 +56,8 @@ GRASP_TRIES = 4              # grasp approaches to a block before it is given up
 # the pull passes this far out: a rider of the seed-3 game had gone 3-4 mm at 6 mm, past what the
 # cameras take for a move, and the look's frames come about 0.1 s (3 mm of pull) later.
 RIDE_WATCH_M = 0.005
+# Telemetry this long after a move started shows it running (the device starts it on the command).
+MOTION_SEEN_S = 0.02
 
 
 def look_from(obs: TowerObservation, blocks_moved: int) -> Look:
@@ -360,23 +364,33 @@ class ArmHands(ArmPlacing):
     def _rider_watch(self, layer: int, before: TowerObservation, frame: str, origin: np.ndarray,
                      out: np.ndarray):
         """A `during` for the pull's moves: when the tool (`frame`) has drawn the block
-        RIDE_WATCH_M out from `origin` (world, m; `out` the way it is drawn) the cameras look, and blocks above
-        `layer` that came along since `before` stop the arm (kept in `_riders`). The pull does
-        not stop for the look: a block stopped and drawn on again under its load tripped the
-        guard as it started (seed 3, 4.1 at 6.5 mm: 1.2 N to 2.5 N in 44 ms)."""
+        RIDE_WATCH_M out from `origin` (world, m; `out` the way it is drawn) the cameras look,
+        and blocks above `layer` that came along since `before` stop the arm (kept in
+        `_riders`). The pull does not stop for the look: a block stopped and drawn on again
+        under its load tripped the guard as it started (seed 3, 4.1 at 6.5 mm: 1.2 N to 2.5 N in
+        44 ms). A move that ends short of the mark (a knock, a guard) leaves the look to the
+        move that goes on."""
+        def drawn(q) -> float:
+            return float((self.planner.arm.fk(np.asarray(q, float), frame).t - origin) @ out)
+
         def during(started: float, trajectory) -> None:
-            drawn = [float((self.planner.arm.fk(q, frame).t - origin) @ out)
-                     for q in trajectory.positions]
-            past = next((i for i, d in enumerate(drawn) if d >= RIDE_WATCH_M), None)
-            if past is None:
+            if drawn(trajectory.positions[-1]) < RIDE_WATCH_M:
                 return
-            at = started + float(trajectory.times[past])
-            self.arm.wait_for(lambda t: t.device_time >= at, float(trajectory.times[-1]) + 2.0)
+
+            def there_or_ended(t) -> bool:
+                return drawn(t.q_set) >= RIDE_WATCH_M or (
+                    t.device_time > started + MOTION_SEEN_S and not t.status & Status.MOVING)
+            try:
+                mark = self.arm.wait_for(there_or_ended, float(trajectory.times[-1]) * 1.5 + 2.0)
+            except ArmTimeout:
+                return       # held paused: the move's own wait says what became of it
+            if drawn(mark.q_set) < RIDE_WATCH_M:
+                return
             seen = self.link.observe().observation
             self._watched = True
-            now = float((self.planner.arm.fk(self.moves.q(), frame).t - origin) @ out)
-            self._riders = riders(before, seen, layer, self.planner.tower.front_end(layer),
-                                  max(now, RIDE_WATCH_M))
+            # the pull went on while the frames came: no rider went further than that
+            far = drawn(mark.q_set) + PULL_SPEED * max(seen.time - mark.device_time, 0.0)
+            self._riders = riders(before, seen, layer, self.planner.tower.front_end(layer), far)
             if self._riders:
                 self.arm.stop()
         return during

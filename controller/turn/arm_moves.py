@@ -11,6 +11,7 @@ import numpy as np
 
 from controller.turn.report import TurnError
 from firmware_bridge.client import ArmClient, MotionResult
+from firmware_bridge.errors import ArmError
 from planning.motion.planner import MotionPlanner
 from planning.motion.plans import GripStep, MotionPlan, MoveStep
 from planning.motion.trajectory import JointTrajectory, time_path
@@ -101,7 +102,10 @@ class ArmMoves:
             try:
                 during(self.arm.device_time(), traj)
             except BaseException:
-                self.arm.stop()        # nothing moves on that nobody watches
+                try:
+                    self.arm.stop()    # nothing moves on that nobody watches
+                except ArmError:
+                    pass               # the link's own failure is the one to tell
                 raise
             result = self.arm.wait_motion(handle)
         self._timed(step.label, start)

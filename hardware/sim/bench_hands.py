@@ -16,7 +16,7 @@ For benchmarks only: it reads ground truth, which the product never may.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import mujoco
 import numpy as np
@@ -60,7 +60,7 @@ class Pull:
     came: bool             # drawn clear; False: let go, the tower dragged along
     drawn_m: float
     peak_force_n: float
-    rider: bool = False    # let go: a block above moved with it
+    riders: dict = field(default_factory=dict)   # let go: the blocks above that came along (slot: m)
 
 
 class BenchHands:
@@ -137,8 +137,9 @@ class BenchHands:
         """Hold the front end of the block at `source` and draw it clear of the tower, letting go
         when the pull's force passes `guard_n` with its median over the last `drag_window_s` above
         `drag_n` (the tower drags along; a shorter knock does not count), as the arm's guard does,
-        and, `watch_m` out, when a block above it moved `rider_m` or more across the table since
-        the pull began (the arm's look for riders)."""
+        and, `watch_m` out, when a block above it went `rider_m` or more out with it since the
+        pull began, no further than the block was drawn with `rider_m` to spare (the arm's look
+        for riders)."""
         world, data = self.world, self.world.data
         block = self._block(source)
         body = world.block_body[block]
@@ -160,9 +161,11 @@ class BenchHands:
         for i in range(n):
             data.mocap_pos[self._hand] = start + front * step * (i + 1)
             world.step(1)
-            if i + 1 == watch_at and self._moved(above) >= rider_m:
-                self._let_go()
-                return Pull(False, step * (i + 1), peak, rider=True)
+            if i + 1 == watch_at:
+                riders = self._riders(above, front, step * (i + 1), rider_m)
+                if riders:
+                    self._let_go()
+                    return Pull(False, step * (i + 1), peak, riders)
             if i % every:
                 continue
             force = abs(float(self._grip_force() @ front))
@@ -175,17 +178,23 @@ class BenchHands:
         self.held = block
         return Pull(True, travel, peak)
 
-    def _above(self, layer: int) -> dict[int, np.ndarray]:
-        """Where (world, m) each block in a slot above `layer` lies now."""
+    def _above(self, layer: int) -> dict[int, tuple[tuple[int, int], np.ndarray]]:
+        """The slot each block above `layer` lies in and where (world, m) it lies now."""
         data = self.world.data
-        return {b.index: data.xpos[self.world.block_body[b.index]].copy() for b in self.world.blocks
+        return {b.index: (where, data.xpos[self.world.block_body[b.index]].copy())
+                for b in self.world.blocks
                 if (where := self.truth.slot_of(b.index)) is not None and where[0] > layer}
 
-    def _moved(self, then: dict[int, np.ndarray]) -> float:
-        """How far across the table the blocks of `then` went at most since (m)."""
-        data = self.world.data
-        return max((float(np.hypot(*(data.xpos[self.world.block_body[b]] - p)[:2]))
-                    for b, p in then.items()), default=0.0)
+    def _riders(self, then: dict, front: np.ndarray, drawn: float, rider_m: float) -> dict:
+        """The blocks of `then` that went `rider_m` or more along `front` since, and no further
+        than `drawn` with `rider_m` to spare in all: their slots and how far (m)."""
+        data, out = self.world.data, {}
+        for block, (where, position) in then.items():
+            shift = (data.xpos[self.world.block_body[block]] - position)[:2]
+            went = float(shift @ front[:2])
+            if went >= rider_m and float(np.hypot(*shift)) <= drawn + rider_m:
+                out[where] = went
+        return dict(sorted(out.items()))
 
     def _grip_force(self) -> np.ndarray:
         """The weld's force on the held block (world frame, N)."""

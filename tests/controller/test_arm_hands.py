@@ -4,6 +4,7 @@ feels for a turned block; a pull that drags the tower lets the block go and back
 does not."""
 
 from dataclasses import replace
+from itertools import chain, repeat
 from types import SimpleNamespace
 
 import numpy as np
@@ -17,6 +18,8 @@ from controller.turn.hands import PlaceOrder
 from controller.turn.hands import GaveUp
 from controller.turn.report import TowerFellError, TurnError
 from firmware_bridge.client import MotionOutcome, MotionResult
+from firmware_bridge.errors import ArmTimeout
+from firmware_bridge.messages import Status
 from planning.motion.paces import LIGHT_GUARD_N, LIGHT_STEP, LINE_STEP
 from planning.motion.contact_geometry import PLACE_OVERHANG, PULL_GRIP_N, PUSH_THROUGH
 from planning.motion.plans import PlanError
@@ -26,7 +29,8 @@ from tests.controller.test_turn_checks import observation
 class RecordingArm:
     """Records what it is told. Guarded moves trip as `stop_when(guard)` says; a guarded pull
     move takes its wrist forces from `pull_traces` (N along the guard, 4 ms apart, ending at the
-    trip), one trace per move, and runs to its end when they run out."""
+    trip, `pull_trip_at` of the way along), one trace per move, and runs to its end when they run
+    out. A move run without waiting goes on as telemetry is waited for, until it is stopped."""
 
     def __init__(self, q, stop_when=None, pull_traces=()):
         self.q = np.array(q, float)
@@ -42,37 +46,52 @@ class RecordingArm:
         self.grip_forces_n = []   # the squeeze of every close
         self.pull_labels = []     # the length of each guarded pull move, in samples
         self.guarded = []         # (times, guard) of every guarded move
-        self.running = None       # a move started without waiting: (times, positions, guard, start, stopped)
+        self.running = None       # a move started without waiting, and how it goes
+        self.pull_trip_at = 0.25  # how far along a pull move a trip comes (share of its samples)
 
     def telemetry(self):
+        moving = self.running is not None and not self.running["stopped"] and \
+            self.time < self.running["started"] + self.running["times"][self.running["last"]]
         return SimpleNamespace(q_set=self.q.copy(), device_time=self.time,
-                               gripper_width_m=self.width, wrench=self.wrench)
+                               gripper_width_m=self.width, wrench=self.wrench,
+                               status=Status.MOVING if moving else Status(0))
 
     def device_time(self):
         return self.time
 
     def wait_for(self, predicate, timeout_s):
-        self.time += 0.5
-        if self.running is not None:      # a move run without waiting goes on meanwhile
-            times, positions, _, started, _ = self.running
-            self.q = np.array(positions[min(np.searchsorted(times, self.time - started),
-                                            len(times) - 1)], float)
-        return self.telemetry()
+        if self.running is None:
+            self.time += 0.5
+            return self.telemetry()
+        # a move run without waiting goes on, 4 ms a telemetry frame, to its end or its trip
+        deadline = self.time + timeout_s
+        while True:
+            run = self.running
+            if not run["stopped"]:
+                done = np.searchsorted(run["times"], self.time - run["started"], side="right") - 1
+                self.q = np.array(run["positions"][min(max(done, 0), run["last"])], float)
+            t = self.telemetry()
+            if predicate(t):
+                return t
+            if self.time >= deadline:
+                raise ArmTimeout("condition not met")
+            self.time += 0.004
 
     def stop(self):
         self.calls.append(("stop",))
         if self.running is not None:
-            self.running = self.running[:4] + (True,)
+            self.running["stopped"] = True
 
     def wait_motion(self, handle, timeout_s=None):
-        times, positions, guard, started, stopped = self.running
-        self.running = None
-        if not stopped:
-            self.time = started
-            return self.follow(times, positions, guard)
-        self.calls.append(("follow", guard is not None))
-        if guard is not None:
-            self.guarded.append((np.asarray(times, float), guard))
+        run, self.running = self.running, None
+        if not run["stopped"]:       # how it ends, as a move waited for ends, in time
+            now, self.time = self.time, run["started"]
+            result = self.follow(run["times"], run["positions"], run["guard"])
+            self.time = max(self.time, now)
+            return result
+        self.calls.append(("follow", run["guard"] is not None))
+        if run["guard"] is not None:
+            self.guarded.append((run["times"], run["guard"]))
         self.samples = [(self.time, np.zeros(6))]
         return MotionResult(MotionOutcome.STOPPED, 1, self.time, 0.0, self.q)
 
@@ -87,7 +106,10 @@ class RecordingArm:
 
     def follow(self, times, positions, guard=None, wait=True):
         if not wait:
-            self.running = (np.asarray(times, float), positions, guard, self.time, False)
+            trips = guard is not None and guard[1] == PULL_GUARD_N and bool(self.pull_traces)
+            self.running = {"times": np.asarray(times, float), "positions": positions,
+                            "guard": guard, "started": self.time, "stopped": False,
+                            "last": self._trip_index(positions) if trips else len(positions) - 1}
             return "handle"
         if guard is not None:
             self.guarded.append((np.asarray(times, float), guard))
@@ -113,11 +135,16 @@ class RecordingArm:
             self.samples = [(self.time, np.r_[0.3 * axis, 0, 0, 0])]
             return MotionResult(MotionOutcome.DONE, 1, self.time, 0.0, self.q)
         forces = self.pull_traces.pop(0)
-        self.q = np.array(positions[len(positions) // 4], float)
+        self.q = np.array(positions[self._trip_index(positions)], float)
         self.time += 0.2
         self.samples = [(self.time - 0.004 * (len(forces) - 1 - k), np.r_[f * axis, 0, 0, 0])
                         for k, f in enumerate(forces)]
         return MotionResult(MotionOutcome.GUARD, 1, self.time, forces[-1], self.q)
+
+
+    def _trip_index(self, positions) -> int:
+        """Where along a pull move a trip from `pull_traces` stops it."""
+        return int(len(positions) * self.pull_trip_at)
 
 
 class Recorder:
@@ -341,6 +368,18 @@ def test_the_pull_holds_the_block_lightly_and_squeezes_it_once_out(planner, defa
     assert arm.calls[-1] == ("follow", True)
 
 
+def _riding_looks(planner, hands, rider_mm=3.5):
+    """The cameras' looks of a pull of 7.1: before it, then with 8.1 come `rider_mm` along."""
+    hands.obs = observation([(7, 1, (0.0, 0.0, 97.5)), (8, 1, (0.0, 0.0, 112.5))])
+    out = planner.tower.front_end(7)         # layer 7 lies along x
+    later = observation([(7, 1, (6.0 * out, 0.0, 97.5)), (8, 1, (rider_mm * out, 0.0, 112.5))])
+    looks = chain([hands.obs], repeat(later))
+    seen = []
+    hands.link.observe = lambda: (seen.append(hands.arm.time),
+                                  SimpleNamespace(observation=next(looks)))[1]
+    return seen
+
+
 def test_a_block_above_that_rides_out_on_the_drawn_one_makes_the_pull_let_go(planner,
                                                                             default_cell):
     """Seed 3: 18.1 went with 17.1 from the pull's first millimetre at 0.3-0.5 N, far under the
@@ -348,24 +387,44 @@ def test_a_block_above_that_rides_out_on_the_drawn_one_makes_the_pull_let_go(pla
     stopping it; a rider stops the arm there."""
     arm = RecordingArm(planner.arm.home)
     hands = arm_hands(planner, default_cell, arm)
-    hands.obs = observation([(7, 1, (0.0, 0.0, 97.5)), (8, 1, (0.0, 0.0, 112.5))])
-    out = planner.tower.front_end(7)         # layer 7 lies along x
-    looks = iter([hands.obs, observation([(7, 1, (6.0 * out, 0.0, 97.5)),
-                                          (8, 1, (3.5 * out, 0.0, 112.5))])])
-    hands.link.observe = lambda: SimpleNamespace(observation=next(looks))
+    looked = _riding_looks(planner, hands)
     pulled = hands.pull((7, 1))
     assert pulled.gave_up is GaveUp.RIDER and pulled.riders == pytest.approx({(8, 1): 0.0035})
-    # stopped on its way (the fake arm runs 0.5 s while the cameras look), then let go and
-    # backed away; the rest of the pull never ran
-    assert ("stop",) in arm.calls and len(arm.pull_labels) == 0
-    assert RIDE_WATCH_M <= pulled.drawn_m < 0.03
+    # the look came as the tool passed the mark (waypoints lie 2 mm apart), the arm was stopped
+    # there, let go and backed away; the rest of the pull never ran
+    assert len(looked) == 2 and ("stop",) in arm.calls and len(arm.pull_labels) == 0
+    assert RIDE_WATCH_M <= pulled.drawn_m <= RIDE_WATCH_M + 0.0025
     opened = arm.calls.index(("gripper", default_cell.tool.stroke), arm.calls.index(("gripper", 0.0)))
     assert arm.calls[opened + 1:] == [("follow", False)]
     # the same pull with the block above still: drawn to the end without a stop
     arm = RecordingArm(planner.arm.home)
     hands = arm_hands(planner, default_cell, arm)
-    hands.obs = observation([(7, 1, (0.0, 0.0, 97.5)), (8, 1, (0.0, 0.0, 112.5))])
+    _riding_looks(planner, hands, rider_mm=0.3)
     assert hands.pull((7, 1)).came and len(arm.pull_labels) == 2 and ("stop",) not in arm.calls
+
+
+def test_a_knock_before_the_mark_leaves_the_look_for_riders_to_the_rest_of_the_pull(
+        planner, default_cell):
+    arm = RecordingArm(planner.arm.home, pull_traces=[KNOCK])
+    arm.pull_trip_at = 0.05                  # the knock comes 2 mm out
+    hands = arm_hands(planner, default_cell, arm)
+    looked = _riding_looks(planner, hands)
+    pulled = hands.pull((7, 1))
+    assert pulled.resumed == 1 and pulled.gave_up is GaveUp.RIDER and len(looked) == 2
+    assert RIDE_WATCH_M <= pulled.drawn_m <= RIDE_WATCH_M + 0.0025
+
+
+def test_a_move_whose_watcher_fails_is_stopped(planner, default_cell):
+    arm = RecordingArm(planner.arm.home)
+    moves = arm_hands(planner, default_cell, arm).moves
+    step = planner.straight(planner.arm.home, "grasp", np.array([0.0, 0.0, 0.02]),
+                            tower_layers=19).moves[0]
+
+    def failing(started, trajectory):
+        raise RuntimeError("the cameras are gone")
+    with pytest.raises(RuntimeError, match="cameras are gone"):
+        moves.follow(step, failing)
+    assert arm.calls[-1] == ("stop",)
 
 
 def test_a_block_that_slides_out_of_the_light_grip_is_let_go(planner, default_cell):

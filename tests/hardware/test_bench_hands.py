@@ -57,18 +57,26 @@ def test_a_loose_block_comes_out_and_goes_on_top(hands):
     assert hands.look(1).tower.layers == before.moved(LOOSE, (19, 1)).layers
 
 
-def test_the_pull_looks_for_riders_a_few_millimetres_out(hands):
-    """A loose block draws its neighbours above along by tenths of a millimetre at most: under
-    the arm's limit it comes; with a limit of a micrometre the hand lets go where it looked."""
+def test_the_pull_looks_for_riders_a_few_millimetres_out(hands, monkeypatch):
+    """A loose block draws the blocks above it along by tenths of a millimetre at most: under the
+    arm's limit it comes. A block above that went out with it makes the hand let go where it
+    looked."""
     hands.mark()
     hands.push(LOOSE, 0.027, 3.0, 0.02)
     state = hands.world.save()
     assert hands.pull(LOOSE, 2.5, 1.2, 0.04, watch_m=0.006, rider_m=0.002).came
     hands.held = None
     hands.world.restore(state)
-    pull = hands.pull(LOOSE, 2.5, 1.2, 0.04, watch_m=0.006, rider_m=1e-6)
-    assert not pull.came and pull.rider and pull.drawn_m == pytest.approx(0.006, abs=1e-4)
-    assert hands.held is None
+    # the judgement: along the pull, at least the limit, no further than the block went
+    front = hands.geometry.front_end(LOOSE[0]) * hands.geometry.axis(LOOSE[0])
+    now = hands._above(LOOSE[0])
+    then = {b: (where, p - front * {(8, 1): 0.003, (8, 0): -0.003, (9, 1): 0.02}.get(where, 0.0))
+            for b, (where, p) in now.items()}
+    assert hands._riders(then, front, 0.006, 0.002) == pytest.approx({(8, 1): 0.003})
+    monkeypatch.setattr(hands, "_riders", lambda *args: {(8, 1): 0.003})
+    pull = hands.pull(LOOSE, 2.5, 1.2, 0.04, watch_m=0.006, rider_m=0.002)
+    assert not pull.came and pull.riders == {(8, 1): 0.003}
+    assert pull.drawn_m == pytest.approx(0.006, abs=1e-4) and hands.held is None
 
 
 def test_waiting_on_a_resting_tower_jumps_the_clock(hands):
