@@ -56,6 +56,10 @@ GRASP_TRIES = 4              # grasp approaches to a block before it is given up
 # the pull passes this far out: a rider of the seed-3 game had gone 3-4 mm at 6 mm, past what the
 # cameras take for a move, and the look's frames come about 0.1 s (3 mm of pull) later.
 RIDE_WATCH_M = 0.005
+# A retreat along a push that ends this far or more short of where its approach began goes again
+# (RETREAT_TRIES moves in all).
+RETREAT_THERE_M = 0.0005
+RETREAT_TRIES = 2
 # Telemetry this long after a move started shows it running (the device starts it on the command).
 MOTION_SEEN_S = 0.02
 
@@ -270,13 +274,20 @@ class ArmHands(ArmPlacing):
         (`prefix`: the push's steps are named so inside a bigger plan, as `align_`), at the free
         pace unless `gentle`."""
         direction = self.moves.push_direction(push_plan, prefix)
-        here = self.planner.arm.fk(self.moves.q(), push_plan.frame).t
         began = self.planner.arm.fk(push_plan.step(prefix + "approach").trajectory.start,
                                     push_plan.frame).t
-        back = max(float((here - began) @ direction), 0.0)
-        self.moves.run(self.planner.straight(self.moves.q(), push_plan.frame, -direction * back,
-                                             tower_layers=self.layers, exempt=("probe",),
-                                             label=label, **retreat_pace(gentle)))
+        # once more if the first did not get there: in a seed-3 game a withdrawal from a probe
+        # ended 8 ms after it began, the fingertip still 6 mm in the tower, and no transit could
+        # start from there
+        for _ in range(RETREAT_TRIES):
+            here = self.planner.arm.fk(self.moves.q(), push_plan.frame).t
+            back = float((here - began) @ direction)
+            if back < RETREAT_THERE_M:
+                return
+            self.moves.run(self.planner.straight(self.moves.q(), push_plan.frame,
+                                                 -direction * back, tower_layers=self.layers,
+                                                 exempt=("probe",), label=label,
+                                                 **retreat_pace(gentle)))
 
     # --- the fingers --------------------------------------------------------------------------
 

@@ -750,3 +750,25 @@ def test_a_block_held_above_its_centre_line_landing_where_it_hangs_is_not_landed
     assert len(settles) == 1                                  # set down once, not lifted
     # held at the centre line, the same stop is 5.5 mm high, short of LANDED_HIGH_M too; 6.5 mm is not
     assert 0.0055 < LANDED_HIGH_M < 0.0065
+
+
+def test_a_withdrawal_that_ended_short_goes_again(planner, default_cell):
+    """Seed 3: a withdrawal from a probe ended 8 ms after it began, the fingertip still 6 mm in
+    the tower, and the transit after it could not start there."""
+    arm = RecordingArm(planner.arm.home)
+    hands = arm_hands(planner, default_cell, arm)
+    hands.probe((7, 1), 0.3)
+    plan = hands._at_block[1]
+    follow, cut = arm.follow, []
+
+    def first_ends_at_once(times, positions, guard=None, wait=True):
+        if not cut:                 # the first move after the probe: stopped where it began
+            cut.append(True)
+            arm.calls.append(("follow", guard is not None))
+            return MotionResult(MotionOutcome.STOPPED, 1, arm.time, 0.0, arm.q)
+        return follow(times, positions, guard, wait)
+    arm.follow = first_ends_at_once
+    hands.withdraw()
+    began = planner.arm.fk(plan.step("approach").trajectory.start, plan.frame).t
+    assert np.linalg.norm(planner.arm.fk(arm.q, plan.frame).t - began) < 1e-4
+    assert arm.calls[-2:] == [("follow", False), ("follow", False)]
