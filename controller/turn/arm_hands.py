@@ -56,6 +56,11 @@ GRASP_TRIES = 4              # grasp approaches to a block before it is given up
 # the pull passes this far out: a rider of the seed-3 game had gone 3-4 mm at 6 mm, past what the
 # cameras take for a move, and the look's frames come about 0.1 s (3 mm of pull) later.
 RIDE_WATCH_M = 0.005
+# and again each time the block has come this much further while its end still rests in the tower
+# (the "pull"; not the "pull_out" after the squeeze): a rider on the block's pulled end can start
+# later (seed 1, 15.2 over 14.1's end: the drag stayed at 0.2-0.3 N from 18 to 33 mm out, where a
+# clean pull's falls under 0.05 N, and 15.2 was gone after the turn).
+RIDE_LOOK_EVERY_M = 0.01
 # A retreat along a push that ends this far or more short of where its approach began goes again
 # (RETREAT_TRIES moves in all).
 RETREAT_THERE_M = 0.0005
@@ -92,7 +97,7 @@ class ArmHands(ArmPlacing):
         # where a grasp given up felt its block, across from where the cameras saw it (m)
         self._felt: dict[Slot, float] = {}
         self._riders: dict[Slot, float] = {}     # the blocks above seen riding on the pull
-        self._watched = False                     # the pull's look for riders is done
+        self._next_look_m = 0.0                   # how far out the pull's next look for riders comes
         self._window_look: TowerObservation | None = None   # the look that closed a window
 
     def now(self) -> float:
@@ -326,10 +331,11 @@ class ArmHands(ArmPlacing):
         while it slides out, squeezed while its end still rests in the tower, then drawn clear.
         Given up when the guard found a steady drag, not a knock, when the block slid out of the
         fingers' light pull grip, or when the cameras, looking as the block passed RIDE_WATCH_M
-        out, saw a block above it come along."""
+        out and every RIDE_LOOK_EVERY_M after while its end rests in the tower, saw a block above
+        it come along."""
         self.moves.dwell_and_tare()
         before = self.link.observe().observation     # the tower with the block in the fingers
-        self._riders, self._watched = {}, False
+        self._riders, self._next_look_m = {}, RIDE_WATCH_M
         # the block resisting the pull pushes the gripper back toward the tower
         rotation = self.planner.arm.fk(pull.step("pull").trajectory.start, pull.frame).R
         axis = tuple(float(v) for v in rotation.T @ into)
@@ -357,7 +363,7 @@ class ArmHands(ArmPlacing):
         while True:
             result, part = self._follow_recording(
                 MoveStep(step.label, step.trajectory, ForceGuard(axis, PULL_GUARD_N)), axis,
-                None if self._watched else watch)
+                watch if label == "pull" else None)
             trace += part
             # a block that slid out of the light grip held more than the guard allows too
             if not self.grip.holds(self.arm.telemetry().gripper_width_m):
@@ -375,9 +381,9 @@ class ArmHands(ArmPlacing):
     def _rider_watch(self, layer: int, before: TowerObservation, frame: str, origin: np.ndarray,
                      out: np.ndarray):
         """A `during` for the pull's moves: when the tool (`frame`) has drawn the block
-        RIDE_WATCH_M out from `origin` (world, m; `out` the way it is drawn) the cameras look,
-        and blocks above `layer` that came along since `before` stop the arm (kept in
-        `_riders`). The pull does not stop for the look: a block stopped and drawn on again
+        RIDE_WATCH_M out from `origin` (world, m; `out` the way it is drawn), and every
+        RIDE_LOOK_EVERY_M after, the cameras look, and blocks above `layer` that came along since
+        `before` stop the arm (kept in `_riders`). The pull does not stop for the look: a block stopped and drawn on again
         under its load tripped the guard as it started (seed 3, 4.1 at 6.5 mm: 1.2 N to 2.5 N in
         44 ms). A move that ends short of the mark (a knock, a guard) leaves the look to the
         move that goes on."""
@@ -385,25 +391,29 @@ class ArmHands(ArmPlacing):
             return float((self.planner.arm.fk(np.asarray(q, float), frame).t - origin) @ out)
 
         def during(started: float, trajectory) -> None:
-            if drawn(trajectory.positions[-1]) < RIDE_WATCH_M:
-                return
+            last = drawn(trajectory.positions[-1])
+            while self._next_look_m <= last:
+                mark_m = self._next_look_m
 
-            def there_or_ended(t) -> bool:
-                return drawn(t.q_set) >= RIDE_WATCH_M or (
-                    t.device_time > started + MOTION_SEEN_S and not t.status & Status.MOVING)
-            try:
-                mark = self.arm.wait_for(there_or_ended, float(trajectory.times[-1]) * 1.5 + 2.0)
-            except ArmTimeout:
-                return       # held paused: the move's own wait says what became of it
-            if drawn(mark.q_set) < RIDE_WATCH_M:
-                return
-            seen = self.link.observe().observation
-            self._watched = True
-            # the pull went on while the frames came: no rider went further than that
-            far = drawn(mark.q_set) + PULL_SPEED * max(seen.time - mark.device_time, 0.0)
-            self._riders = riders(before, seen, layer, self.planner.tower.front_end(layer), far)
-            if self._riders:
-                self.arm.stop()
+                def there_or_ended(t) -> bool:
+                    return drawn(t.q_set) >= mark_m or (
+                        t.device_time > started + MOTION_SEEN_S and not t.status & Status.MOVING)
+                try:
+                    mark = self.arm.wait_for(there_or_ended,
+                                             float(trajectory.times[-1]) * 1.5 + 2.0)
+                except ArmTimeout:
+                    return   # held paused: the move's own wait says what became of it
+                if drawn(mark.q_set) < mark_m:
+                    return   # ended short of the mark: the move that goes on looks
+                seen = self.link.observe().observation
+                # the pull went on while the frames came: no rider went further than that
+                far = drawn(mark.q_set) + PULL_SPEED * max(seen.time - mark.device_time, 0.0)
+                self._riders = riders(before, seen, layer, self.planner.tower.front_end(layer),
+                                      far)
+                if self._riders:
+                    self.arm.stop()
+                    return
+                self._next_look_m = max(mark_m, drawn(self.moves.q())) + RIDE_LOOK_EVERY_M
         return during
 
     def _draw_to(self, pull: MotionPlan, label: str, goal: np.ndarray) -> MoveStep:

@@ -29,7 +29,7 @@ from hardware.sim.probe_stage import ProbeStage
 from hardware.sim.scenes import awake, set_block
 from hardware.sim.world import SimWorld
 from planning.game.tower import TowerState
-from planning.motion.contact_geometry import PULL_CLEARANCE
+from planning.motion.contact_geometry import PULL_CLEARANCE, SQUEEZE_INSIDE
 from planning.game.geometry import TowerGeometry
 
 # Speeds (m/s). The arm tests at 3 mm/s, pushes through at 15 and pulls at 30; a block's friction
@@ -133,12 +133,14 @@ class BenchHands:
     # --- the hand -------------------------------------------------------------------------------
 
     def pull(self, source: tuple[int, int], guard_n: float, drag_n: float, drag_window_s: float,
-             watch_m: float | None = None, rider_m: float = 0.0) -> Pull:
+             watch_m: float | None = None, rider_m: float = 0.0, look_every_m: float = np.inf
+             ) -> Pull:
         """Hold the front end of the block at `source` and draw it clear of the tower, letting go
         when the pull's force passes `guard_n` with its median over the last `drag_window_s` above
         `drag_n` (the tower drags along; a shorter knock does not count), as the arm's guard does,
-        and, `watch_m` out, when a block above it went `rider_m` or more out with it since the
-        pull began, no further than the block was drawn with `rider_m` to spare (the arm's look
+        and, `watch_m` out and every `look_every_m` after while its end rests SQUEEZE_INSIDE or
+        more in the tower, when a block above it went `rider_m` or more out with it since the
+        pull began, no further than the block was drawn with `rider_m` to spare (the arm's looks
         for riders)."""
         world, data = self.world, self.world.data
         block = self._block(source)
@@ -153,7 +155,12 @@ class BenchHands:
         travel = max(length - out + PULL_CLEARANCE, 0.0)
         step = PULL_SPEED * world.timestep
         n = int(np.ceil(travel / step))
-        watch_at = None if watch_m is None else int(np.ceil(watch_m / step))
+        marks = []
+        if watch_m is not None:
+            marks.append(watch_m)
+            while marks[-1] + look_every_m <= length - out - SQUEEZE_INSIDE:
+                marks.append(marks[-1] + look_every_m)
+        looks = {int(np.ceil(m / step)) for m in marks}
         above = self._above(source[0])
         every = max(1, int(round(READ_EVERY_S / world.timestep)))
         recent = np.zeros(max(1, int(round(drag_window_s / READ_EVERY_S))))
@@ -161,7 +168,7 @@ class BenchHands:
         for i in range(n):
             data.mocap_pos[self._hand] = start + front * step * (i + 1)
             world.step(1)
-            if i + 1 == watch_at:
+            if i + 1 in looks:
                 riders = self._riders(above, front, step * (i + 1), rider_m)
                 if riders:
                     self._let_go()

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from controller.turn.arm_hands import (GRASP_GUARD_N, GRASP_TRIES, PULL_GUARD_N, PULL_RESUMES,
-                                      RIDE_WATCH_M, ArmHands)
+                                      RIDE_LOOK_EVERY_M, RIDE_WATCH_M, ArmHands)
 from controller.turn.arm_placing import ALIGN_RESUMES, LANDED_HIGH_M, PLACE_RETRY_SHIFT, PLACE_TRIES
 from controller.turn.checks import REGRASP_REACH
 from controller.turn.hands import PlaceOrder
@@ -368,12 +368,14 @@ def test_the_pull_holds_the_block_lightly_and_squeezes_it_once_out(planner, defa
     assert arm.calls[-1] == ("follow", True)
 
 
-def _riding_looks(planner, hands, rider_mm=3.5):
-    """The cameras' looks of a pull of 7.1: before it, then with 8.1 come `rider_mm` along."""
+def _riding_looks(planner, hands, rider_mm=(3.5,)):
+    """The cameras' looks of a pull of 7.1: before it, then with 8.1 come `rider_mm` along at
+    each look after (the last for the looks after those)."""
     hands.obs = observation([(7, 1, (0.0, 0.0, 97.5)), (8, 1, (0.0, 0.0, 112.5))])
     out = planner.tower.front_end(7)         # layer 7 lies along x
-    later = observation([(7, 1, (6.0 * out, 0.0, 97.5)), (8, 1, (rider_mm * out, 0.0, 112.5))])
-    looks = chain([hands.obs], repeat(later))
+    later = [observation([(7, 1, (6.0 * out, 0.0, 97.5)), (8, 1, (mm * out, 0.0, 112.5))])
+             for mm in rider_mm]
+    looks = chain([hands.obs], later, repeat(later[-1]))
     seen = []
     hands.link.observe = lambda: (seen.append(hands.arm.time),
                                   SimpleNamespace(observation=next(looks)))[1]
@@ -399,8 +401,26 @@ def test_a_block_above_that_rides_out_on_the_drawn_one_makes_the_pull_let_go(pla
     # the same pull with the block above still: drawn to the end without a stop
     arm = RecordingArm(planner.arm.home)
     hands = arm_hands(planner, default_cell, arm)
-    _riding_looks(planner, hands, rider_mm=0.3)
+    looked = _riding_looks(planner, hands, rider_mm=(0.3,))
     assert hands.pull((7, 1)).came and len(arm.pull_labels) == 2 and ("stop",) not in arm.calls
+    # it looked at 5 mm and every 10 mm after while the block's end rested in the tower, then
+    # once more after the pull (the tower still standing)
+    inside = np.linalg.norm(np.subtract(*(planner.arm.fk(q, "grasp").t for q in (
+        planner.pull(planner.arm.home, 7, 1, PUSH_THROUGH, tower_layers=19).step("pull")
+        .trajectory.positions[[0, -1]]))))
+    assert abs((len(looked) - 2) - (1 + (inside - RIDE_WATCH_M) / RIDE_LOOK_EVERY_M)) <= 1
+
+
+def test_a_block_that_starts_to_ride_later_in_the_pull_is_seen_at_a_later_look(planner,
+                                                                             default_cell):
+    arm = RecordingArm(planner.arm.home)
+    hands = arm_hands(planner, default_cell, arm)
+    looked = _riding_looks(planner, hands, rider_mm=(0.2, 0.4, 4.0))
+    pulled = hands.pull((7, 1))
+    assert pulled.gave_up is GaveUp.RIDER and len(looked) == 4 and ("stop",) in arm.calls
+    # each look comes at the first waypoint (2 mm apart) past its mark
+    assert RIDE_WATCH_M + 2 * RIDE_LOOK_EVERY_M <= pulled.drawn_m <= \
+        RIDE_WATCH_M + 2 * RIDE_LOOK_EVERY_M + 3 * 0.0025
 
 
 def test_a_knock_before_the_mark_leaves_the_look_for_riders_to_the_rest_of_the_pull(
