@@ -27,14 +27,11 @@ ALIGN_SHORT_M = 0.003
 ALIGN_RESUMES = 2
 
 # A set-down whose guard stopped it this far or more above the block's rest met something that is
-# not the layer below: the edge of a neighbour in the layer (a block is 15 mm high), or under the
-# fingers of a pitched hold a block of the layer below sticking out at the overhanging end. The
-# block is lifted and set down again PLACE_RETRY_SHIFT further from its neighbours and
-# PLACE_RETRY_OUT further out, at most PLACE_TRIES times in all: seed-2 games twice ended with
-# set-downs stopped 13-14 mm up at three tries shifted sideways only.
+# not the layer below: the edge of a neighbour in the layer (a block is 15 mm high). The block is
+# lifted and set down again PLACE_RETRY_SHIFT further from its neighbours, at most PLACE_TRIES
+# times in all.
 LANDED_HIGH_M = 0.006
 PLACE_RETRY_SHIFT = 0.003
-PLACE_RETRY_OUT = 0.004
 PLACE_TRIES = 3
 PLACE_LIFT = 0.01            # over the guarded set-down's start, where the block is lifted to
 
@@ -68,15 +65,14 @@ class ArmPlacing:
         beside = bool(full) or bool(neighbours_in(self.obs, target))
         direct = all(abs(other - target[1]) != 1 for other in full)
         rise = support_rise(self.planner.tower, self.obs, target)
-        further = 0.0
         for attempt in range(1, PLACE_TRIES + 1):
-            plan, overhang = self._plan_place(order, shift, beside, rise, direct, further)
+            plan, overhang = self._plan_place(order, shift, beside, rise, direct)
             try:
                 released = self.run_place(plan, layer=target[0])
                 break
             except _LandedHigh as high:
                 away = away_from_neighbours(self.obs, target, self.planner.tower)
-                if attempt == PLACE_TRIES:
+                if attempt == PLACE_TRIES or (away == 0 and overhang > 0):
                     raise TurnError(
                         f"the block met something {high} above its place on "
                         f"{slot_name(*target)} at each of {attempt} set-downs; it is held above "
@@ -84,17 +80,14 @@ class ArmPlacing:
                 if overhang == 0.0:
                     direct = False    # set down home it met something: next, overhanging
                 else:
-                    # what it met may lie beside it or under the fingers (a block of the layer
-                    # below sticking out at that end): away from both
                     shift += away * PLACE_RETRY_SHIFT
-                    further += PLACE_RETRY_OUT
         self._pull = None
         return released
 
     def _plan_place(self, order: PlaceOrder, shift: float, beside: bool, rise: float,
-                    direct: bool, further: float = 0.0) -> tuple[MotionPlan, float]:
+                    direct: bool) -> tuple[MotionPlan, float]:
         """The place plan and the overhang it sets the block down with: home if `direct` and it
-        can be planned (the block held level), else PLACE_OVERHANG and `further` out."""
+        can be planned (the block held level), else PLACE_OVERHANG out."""
         def plan(overhang: float) -> MotionPlan:
             return self.planner.place(self.moves.q(), *order.target, self._pull.held, shift=shift,
                                       guard_n=order.press_n, align_guard_n=order.align_n,
@@ -106,7 +99,7 @@ class ArmPlacing:
                 return plan(0.0), 0.0
             except PlanError:
                 pass          # held pitched, or no room for the fingers: overhanging, then
-        return plan(PLACE_OVERHANG + further), PLACE_OVERHANG + further
+        return plan(PLACE_OVERHANG), PLACE_OVERHANG
 
     def run_place(self, plan: MotionPlan, layer: int | None = None) -> float:
         """Run a place plan onto `layer` (None: somewhere on the tower, as the cameras saw it);
