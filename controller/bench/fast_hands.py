@@ -8,7 +8,8 @@ For benchmarks only: it reads ground truth, which the product never may.
 
 from __future__ import annotations
 
-from controller.turn.arm_hands import PROBE_DEPTH, PULL_GUARD_N, RIDE_LOOK_EVERY_M, RIDE_WATCH_M
+from controller.turn.arm_hands import PROBE_DEPTH
+from controller.turn.arm_pulling import PULL_GUARD_N, RIDE_LOOK_EVERY_M, RIDE_WATCH_M
 from controller.turn.checks import DRAG_N, DRAG_WINDOW_S, RIDER_MOVED_M
 from controller.turn.hands import Felt, GaveUp, Look, PlaceOrder, Pulled, Pushed, Slot
 from controller.turn.report import TowerFellError, TurnError

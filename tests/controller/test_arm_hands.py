@@ -10,8 +10,9 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from controller.turn.arm_hands import (GRASP_GUARD_N, GRASP_TRIES, PULL_GUARD_N, PULL_RESUMES,
-                                      RIDE_LOOK_EVERY_M, RIDE_WATCH_M, ArmHands)
+from controller.turn.arm_hands import ArmHands
+from controller.turn.arm_pulling import (GRASP_GUARD_N, GRASP_TRIES, PULL_GUARD_N, PULL_RESUMES,
+                                         RIDE_LOOK_EVERY_M, RIDE_WATCH_M)
 from controller.turn.arm_placing import ALIGN_RESUMES, LANDED_HIGH_M, PLACE_RETRY_SHIFT, PLACE_TRIES
 from controller.turn.checks import REGRASP_REACH
 from controller.turn.hands import PlaceOrder

@@ -1,0 +1,256 @@
+"""The pull skill of the arm's hands (controller/turn/arm_hands.py `ArmHands` is made of it):
+the fingers brought around a pushed-out block's end, feeling for it, and the block drawn out under
+a guard against a drag while the cameras watch for blocks riding out on it. Every time is device
+time.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+
+from controller.turn.checks import (drag_was_a_spike, end_protrusion, felt_offset,
+                                    next_grasp_shift, riders, seen_offset, touch_side)
+from controller.turn.hands import GaveUp, Pulled, Slot, Trace
+from controller.turn.report import TowerFellError
+from firmware_bridge.client import MotionOutcome, MotionResult
+from firmware_bridge.errors import ArmTimeout
+from firmware_bridge.messages import Status
+from perception.observation import TowerObservation
+from planning.motion.contact_geometry import PUSH_THROUGH, STANDOFF
+from planning.motion.paces import PULL_SPEED, retreat_pace
+from planning.motion.plans import ForceGuard, MotionPlan, MoveStep, PlanError
+
+# A pull that needs more than this drags the tower: in 23 legal pulls of the simulated cell the
+# drag peaked at 0.6-1.8 N (start transients included) with medians under 0.5 N; the one pull that
+# toppled the tower ran at a median of 1.6 N and 2.6 N at its 90th percentile. A guard at 2 N also
+# let go of loose blocks, and three let-gos in one turn toppled a tower.
+PULL_GUARD_N = 2.5
+# A guard trip that was a short knock on a light drag (controller/turn/checks.py) lets the pull go
+# on, at most this many times.
+PULL_RESUMES = 10
+# The grasp's approach stops at this: a finger ran into the block. Low, because a loose block slides
+# at 0.15 N: at 2 N the fingers of the simulated cell shoved turned blocks 5-23 mm back into the
+# tower without tripping. The approach's own speed-up reads 0.13 N on the 1.3 kg tool.
+GRASP_GUARD_N = 0.6
+GRASP_TRIES = 4              # grasp approaches to a block before it is given up
+# The cameras look for blocks riding out on the drawn one (controller/turn/checks.py `riders`) as
+# the pull passes this far out: a rider of the seed-3 game had gone 3-4 mm at 6 mm, past what the
+# cameras take for a move, and the look's frames come about 0.1 s (3 mm of pull) later.
+RIDE_WATCH_M = 0.005
+# and again each time the block has come this much further while its end still rests in the tower
+# (the "pull"; not the "pull_out" after the squeeze): a rider on the block's pulled end can start
+# later (seed 1, 15.2 over 14.1's end: the drag stayed at 0.2-0.3 N from 18 to 33 mm out, where a
+# clean pull's falls under 0.05 N, and 15.2 was gone after the turn).
+RIDE_LOOK_EVERY_M = 0.01
+# Telemetry this long after a move started shows it running (the device starts it on the command).
+MOTION_SEEN_S = 0.02
+
+class ArmPulling:
+    """Pulling, for `ArmHands`: it runs on the hands' `moves`, `planner`, `link`, `arm`, `grip`,
+    `obs`, `layers`, `_felt`, and their `withdraw`, `_follow_recording` and `_follow_sampled`; it
+    leaves the held block's pull plan in `_pull` for the place."""
+
+    def pull(self, source: Slot) -> Pulled:
+        """Grasp the pushed-out block and draw it out, recording the drag along the pull. The
+        pull is guarded at PULL_GUARD_N: a block that drags the tower with it is let go, and the
+        fingers open and back off; so do fingers that cannot get around the block."""
+        self.withdraw()
+        into = -self.planner.tower.front_end(source[0]) * self.planner.tower.axis(source[0])
+        touches: list[dict] = []
+        pull = self._grasp(source, into, touches)
+        if pull is None:
+            return Pulled(GaveUp.APPROACH, 0.0, touches[-1]["force_n"] if touches else 0.0,
+                          touches=touches)
+        drawn = self._draw(source, pull, into)
+        if drawn.came:
+            self.grip.check_held()
+            self._pull = pull
+            self._check_standing()
+        else:
+            self.moves.open_fully()
+            self._back_off(pull.frame, into, "let_go", gentle=True)
+        return replace(drawn, touches=touches)
+
+    def _check_standing(self) -> None:
+        """Raise TowerFellError if the tower fell since the turn's look: a pull can bring the top
+        down with it (seed 2: the four layers above 18.0 went as it came out, the guard never
+        tripped, and the arm carried the block over, set it down on the fallen blocks and pushed
+        it home). The block is held; the turn stops before it is carried over the tower."""
+        seen = self.link.observe().observation
+        if self.obs is not None and seen.fell_since(self.obs):
+            raise TowerFellError("the tower fell as the block was pulled out")
+
+    def _draw(self, source: Slot, pull: MotionPlan, into) -> Pulled:
+        """Run the pull of a grasped block under the guard, recording the drag: held lightly
+        while it slides out, squeezed while its end still rests in the tower, then drawn clear.
+        Given up when the guard found a steady drag, not a knock, when the block slid out of the
+        fingers' light pull grip, or when the cameras, looking as the block passed RIDE_WATCH_M
+        out and every RIDE_LOOK_EVERY_M after while its end rests in the tower, saw a block above
+        it come along."""
+        self.moves.dwell_and_tare()
+        before = self.link.observe().observation     # the tower with the block in the fingers
+        self._riders, self._next_look_m = {}, RIDE_WATCH_M
+        # the block resisting the pull pushes the gripper back toward the tower
+        rotation = self.planner.arm.fk(pull.step("pull").trajectory.start, pull.frame).R
+        axis = tuple(float(v) for v in rotation.T @ into)
+        start = self.planner.arm.fk(self.moves.q(), pull.frame).t
+        watch = self._rider_watch(source[0], before, pull.frame, start, -np.asarray(into, float))
+        trace: Trace = []
+        resumed = 0
+        for label in ("pull", "pull_out"):
+            if label == "pull_out":
+                self.moves.grip(pull.step("squeeze"))
+            problem, resumed = self._draw_part(pull, label, axis, trace, resumed, watch)
+            if problem is not None:
+                drawn = float((start - self.planner.arm.fk(self.moves.q(), pull.frame).t) @ into)
+                return Pulled(problem, drawn, max((f for _, f in trace), default=0.0), trace,
+                              resumed=resumed, riders=self._riders)
+        return Pulled(None, 0.0, max((f for _, f in trace), default=0.0), trace, resumed=resumed)
+
+    def _draw_part(self, pull: MotionPlan, label: str, axis, trace: Trace, resumed: int,
+                   watch) -> tuple[GaveUp | None, int]:
+        """One guarded part of the pull, going on after knocks, with the cameras' `watch` for
+        riders running beside it; what stopped it, or None when it ran to its end; and the
+        knocks gone on after so far."""
+        step = pull.step(label)
+        end = self.planner.arm.fk(step.trajectory.end, pull.frame).t
+        while True:
+            result, part = self._follow_recording(
+                MoveStep(step.label, step.trajectory, ForceGuard(axis, PULL_GUARD_N)), axis,
+                watch if label == "pull" else None)
+            trace += part
+            # a block that slid out of the light grip held more than the guard allows too
+            if not self.grip.holds(self.arm.telemetry().gripper_width_m):
+                return GaveUp.SLIP, resumed
+            if self._riders:
+                return GaveUp.RIDER, resumed
+            if result.outcome is not MotionOutcome.GUARD:
+                return None, resumed
+            if not drag_was_a_spike(part, result.device_time) or resumed >= PULL_RESUMES:
+                return GaveUp.DRAG, resumed
+            # a moment's knock, not a drag: on with the rest of the pull
+            resumed += 1
+            step = self._draw_to(pull, label, end)
+
+    def _rider_watch(self, layer: int, before: TowerObservation, frame: str, origin: np.ndarray,
+                     out: np.ndarray):
+        """A `during` for the pull's moves: when the tool (`frame`) has drawn the block
+        RIDE_WATCH_M out from `origin` (world, m; `out` the way it is drawn), and every
+        RIDE_LOOK_EVERY_M after, the cameras look, and blocks above `layer` that came along since
+        `before` stop the arm (kept in `_riders`). The pull does not stop for the look: a block
+        stopped and drawn on again under its load tripped the guard as it started (seed 3, 4.1 at
+        6.5 mm: 1.2 N to 2.5 N in 44 ms). A move that ends short of the mark (a knock, a guard)
+        leaves the look to the move that goes on."""
+        def drawn(q) -> float:
+            return float((self.planner.arm.fk(np.asarray(q, float), frame).t - origin) @ out)
+
+        def during(started: float, trajectory) -> None:
+            last = drawn(trajectory.positions[-1])
+            while self._next_look_m <= last:
+                mark_m = self._next_look_m
+
+                def there_or_ended(t) -> bool:
+                    return drawn(t.q_set) >= mark_m or (
+                        t.device_time > started + MOTION_SEEN_S and not t.status & Status.MOVING)
+                try:
+                    mark = self.arm.wait_for(there_or_ended,
+                                             float(trajectory.times[-1]) * 1.5 + 2.0)
+                except ArmTimeout:
+                    return   # held paused: the move's own wait says what became of it
+                if drawn(mark.q_set) < mark_m:
+                    return   # ended short of the mark: the move that goes on looks
+                seen = self.link.observe().observation
+                # the pull went on while the frames came: no rider went further than that
+                far = drawn(mark.q_set) + PULL_SPEED * max(seen.time - mark.device_time, 0.0)
+                self._riders = riders(before, seen, layer, self.planner.tower.front_end(layer),
+                                      far)
+                if self._riders:
+                    self.arm.stop()
+                    return
+                self._next_look_m = max(mark_m, drawn(self.moves.q())) + RIDE_LOOK_EVERY_M
+        return during
+
+    def _draw_to(self, pull: MotionPlan, label: str, goal: np.ndarray) -> MoveStep:
+        """The pull's straight move from where the tool stands to `goal` (world, m)."""
+        here = self.planner.arm.fk(self.moves.q(), pull.frame).t
+        return self.planner.straight(self.moves.q(), pull.frame, goal - here,
+                                     tower_layers=self.layers, speed=PULL_SPEED,
+                                     exempt=("held",), held=pull.held, label=label).moves[0]
+
+    def _grasp(self, source: Slot, into, touches: list[dict]) -> MotionPlan | None:
+        """Bring the open fingers around the block's protruding end and close them; returns the
+        pull plan, its pull still to run, or None when no try of GRASP_TRIES got around it.
+
+        A block pushed by one point turns as it slides out (in the simulated cell a side block
+        turned 13 degrees and its front end lay 14 mm across from its slot's line), and the
+        cameras, which look at the back of the tower, cannot see its front end. So the fingers
+        feel for it: the approach is guarded, and a finger that meets the block backs off, and the
+        next try goes to that finger's side (the wrist's twist at the touch tells which,
+        `touch_side`; checks.py `next_grasp_shift` chooses the aim). Fingers that close on air
+        open and try either side too."""
+        self._felt.pop(source, None)
+        seen = seen_offset(self.planner.tower, self.obs, source)
+        front = end_protrusion(self.obs, source, self.planner.tower.front_end(source[0])) + PUSH_THROUGH
+        across = self.planner.tower.across(source[0])
+        outward = source[1] - 1           # a side block's open side, along `across`
+        tried: list[tuple[float, int | None]] = []
+        extra: float | None = 0.0
+        while extra is not None and len(tried) < GRASP_TRIES:
+            aim = {"layer": source[0], "slot": source[1], "shift_mm": (seen["shift"] + extra) * 1000}
+            try:
+                pull = self.planner.pull(self.moves.q(), *source, front, tower_layers=self.layers,
+                                         guard_n=GRASP_GUARD_N, shift=seen["shift"] + extra,
+                                         rise=seen["rise"])
+            except PlanError as exc:
+                # No grasp the fingers could reach without touching the tower: in a seed-1 match
+                # a block pushed out under a layer of two stopped the match there ("fingers
+                # within 2 mm of the tower"); it goes back home like one the fingers met.
+                touches.append({**aim, "force_n": 0.0, "unplanned": str(exc)})
+                tried.append((extra, None))
+                extra = next_grasp_shift(tried, outward)
+                continue
+            self.moves.follow(pull.step("transit"))
+            self.moves.grip(pull.step("open"))
+            self.moves.dwell_and_tare()
+            met, wrench = self._approach_feeling(pull.step("approach"))
+            if met.outcome is not MotionOutcome.GUARD:
+                width = self.moves.grip(pull.step("close"))
+                if self.grip.holds(width):
+                    return pull
+                # closed on air: the block lies beyond one finger or the other, which is unknown
+                touches.append({**aim, "force_n": 0.0, "missed": True})
+                tried.append((extra, None))
+                self.moves.open_fully()
+            else:
+                y_world = self.planner.arm.fk(self.moves.q(), pull.frame).R[:, 1]
+                side = touch_side(wrench, float(y_world @ across))
+                # all of the reading at the touch (tool frame, N and N m), and the side it told
+                touches.append({**aim, "force_n": met.force_n, "torque_x_nm": wrench[3],
+                                "wrench": wrench, "side": side})
+                tried.append((extra, side))
+            self._back_off(pull.frame, into, "grasp_back_off")
+            extra = next_grasp_shift(tried, outward)
+        felt = felt_offset(tried, outward)
+        if felt is not None:
+            self._felt[source] = felt
+        return None
+
+    def _approach_feeling(self, step: MoveStep) -> tuple[MotionResult, list[float]]:
+        """Run a guarded approach; how it ended and the wrist's whole reading (tool frame, N and
+        N m) at its strongest force while it ran: read after the stop, the reading has often
+        rung down already (a touch at 2.5 N read 0.25 N)."""
+        result, samples = self._follow_sampled(step)
+        if not samples:
+            return result, [float(v) for v in self.arm.telemetry().wrench]
+        _, peak = max(samples, key=lambda s: float(np.linalg.norm(np.asarray(s[1][:3], float))))
+        return result, [float(v) for v in peak]
+
+    def _back_off(self, frame: str, into, label: str, gentle: bool = False) -> None:
+        """Straight out of the tower's way from a block's front end, along the layer, at the free
+        pace unless `gentle` (the open fingers may still be beside a block that dragged, turned in
+        the pads)."""
+        self.moves.run(self.planner.straight(self.moves.q(), frame, -into * (STANDOFF + 0.01),
+                                             tower_layers=self.layers, label=label,
+                                             **retreat_pace(gentle)))
