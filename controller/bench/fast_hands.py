@@ -99,7 +99,7 @@ class FastHands:
             raise TowerFellError("the tower fell as the block was drawn out")
         if not p.came:
             return Pulled(GaveUp.RIDER if p.riders else GaveUp.DRAG, p.drawn_m, p.peak_force_n,
-                          riders=p.riders)
+                          riders=p.riders, slid_back_m=p.slid_back_m)
         self.rode = [b for b in bench.truth.displaced(RODE_ALONG_M) if b != bench.held]
         return Pulled(None, p.drawn_m, p.peak_force_n)
 

@@ -64,8 +64,8 @@ class Pushed:
 @dataclass(frozen=True)
 class Pulled:
     """A grasp and pull. Drawn clear (`gave_up` None), the block is held for the place; given up,
-    the fingers are open and out of the way and the block sticks out `drawn_m` further than the
-    push-through left it."""
+    the block was drawn `drawn_m` further than the push-through left it, then slid `slid_back_m`
+    back in still held, and the fingers are open and out of the way."""
     gave_up: GaveUp | None = None
     drawn_m: float = 0.0
     peak_force_n: float = 0.0
@@ -73,6 +73,12 @@ class Pulled:
     touches: list[dict] = field(default_factory=list)   # grasp approaches that met the block
     resumed: int = 0            # guard trips on a short knock, after which the pull went on
     riders: dict[Slot, float] = field(default_factory=dict)   # blocks above that came along (m)
+    slid_back_m: float = 0.0
+
+    @property
+    def left_out_m(self) -> float:
+        """Given up: how much further than the push-through left it the block sticks out."""
+        return max(self.drawn_m - self.slid_back_m, 0.0)
 
     @property
     def came(self) -> bool:

@@ -225,15 +225,18 @@ class Turn:
         if pulled.came:
             return True
         self.report.gave_up(source, pulled.gave_up, pulled.drawn_m, pulled.peak_force_n,
-                            None if pulled.gave_up is GaveUp.APPROACH else list(pulled.trace))
+                            None if pulled.gave_up is GaveUp.APPROACH else list(pulled.trace),
+                            pulled.slid_back_m)
         tries = f"; tries: {grasp_tries(pulled.touches)}" \
             if pulled.gave_up is GaveUp.APPROACH and pulled.touches else ""
         rode = "".join(f"; {slot_name(*slot)} came {went * 1000:.1f} mm"
                        for slot, went in pulled.riders.items())
+        slid = f"; slid back {pulled.slid_back_m * 1000:.1f} mm" if pulled.slid_back_m else ""
         self._note(f"{slot_name(*source)} let go: {GAVE_UP_WHY[pulled.gave_up]} "
-                   f"({pulled.drawn_m * 1000:.1f} mm drawn, {pulled.peak_force_n:.2f} N{rode}){tries}")
+                   f"({pulled.drawn_m * 1000:.1f} mm drawn, {pulled.peak_force_n:.2f} N{rode}"
+                   f"{slid}){tries}")
         if pulled.gave_up is not GaveUp.APPROACH:
             self.player.dragged.add(source)
-        self._restore(source, PUSH_THROUGH + max(pulled.drawn_m, 0.0))
+        self._restore(source, PUSH_THROUGH + pulled.left_out_m)
         self.chooser.jammed(source)
         return False

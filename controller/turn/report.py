@@ -74,11 +74,11 @@ class TurnReport:
         return sum(m["end_s"] - m["start_s"] for m in self.moves)
 
     def gave_up(self, source, at: str, drawn_m: float, peak_force_n: float,
-                trace: list[tuple[float, float]] | None = None) -> None:
+                trace: list[tuple[float, float]] | None = None, slid_back_m: float = 0.0) -> None:
         """Record a block let go and put back: where (`at`: a GaveUp value), how far
-        it had been drawn and the peak force."""
+        it had been drawn, how far it was slid back in still held, and the peak force."""
         entry = {"layer": source[0], "slot": source[1], "drawn_mm": drawn_m * 1000,
-                 "peak_force_n": peak_force_n, "at": at}
+                 "slid_back_mm": slid_back_m * 1000, "peak_force_n": peak_force_n, "at": at}
         if trace is not None:
             entry["trace"] = trace
         self.let_go.append(entry)

@@ -61,6 +61,7 @@ class Pull:
     drawn_m: float
     peak_force_n: float
     riders: dict = field(default_factory=dict)   # let go: the blocks above that came along (slot: m)
+    slid_back_m: float = 0.0   # let go: how far the hand slid the block back in before it let go
 
 
 class BenchHands:
@@ -171,8 +172,8 @@ class BenchHands:
             if i + 1 in looks:
                 riders = self._riders(above, front, step * (i + 1), rider_m)
                 if riders:
-                    self._let_go()
-                    return Pull(False, step * (i + 1), peak, riders)
+                    return Pull(False, step * (i + 1), peak, riders,
+                                self._slide_back(front, step * (i + 1), guard_n, drag_n, recent))
             if i % every:
                 continue
             force = abs(float(self._grip_force() @ front))
@@ -180,10 +181,37 @@ class BenchHands:
             readings += 1
             peak = max(peak, force)
             if force > guard_n and readings >= len(recent) and np.median(recent) >= drag_n:
-                self._let_go()
-                return Pull(False, step * (i + 1), peak)
+                return Pull(False, step * (i + 1), peak,
+                            slid_back_m=self._slide_back(front, step * (i + 1), guard_n, drag_n,
+                                                         recent))
         self.held = block
         return Pull(True, travel, peak)
+
+    def _slide_back(self, front: np.ndarray, drawn: float, guard_n: float, drag_n: float,
+                    recent: np.ndarray) -> float:
+        """Slide the held block `drawn` back into the tower at the push's speed, under the pull's
+        guard, and let go; how far it went (m). Let go where it stood, a block drawn past its
+        middle tips over the tower's edge (seed 1, 14.1 drawn 38 mm), and the push home from the
+        front then stops on it."""
+        world, data = self.world, self.world.data
+        step = PUSH_SPEED * world.timestep
+        start = data.mocap_pos[self._hand].copy()
+        every = max(1, int(round(READ_EVERY_S / world.timestep)))
+        recent[:] = 0.0
+        readings, went = 0, 0.0
+        for i in range(int(np.ceil(drawn / step))):
+            went = min(step * (i + 1), drawn)
+            data.mocap_pos[self._hand] = start - front * went
+            world.step(1)
+            if i % every:
+                continue
+            force = abs(float(self._grip_force() @ front))
+            recent[readings % len(recent)] = force
+            readings += 1
+            if force > guard_n and readings >= len(recent) and np.median(recent) >= drag_n:
+                break
+        self._let_go()
+        return went
 
     def _above(self, layer: int) -> dict[int, tuple[tuple[int, int], np.ndarray]]:
         """The slot each block above `layer` lies in and where (world, m) it lies now."""

@@ -89,8 +89,10 @@ class ScriptedHands:
         if gave_up is None:
             self.held = source
         touches = [{"force_n": 0.7, "shift_mm": 0.0}] if gave_up is GaveUp.APPROACH else []
-        return Pulled(gave_up, 0.0 if gave_up in (None, GaveUp.APPROACH) else 0.012, 1.0,
-                      touches=touches)
+        drawn = 0.0 if gave_up in (None, GaveUp.APPROACH) else 0.012
+        # a block the fingers still hold is slid back in part of the way
+        return Pulled(gave_up, drawn, 1.0, touches=touches,
+                      slid_back_m=0.009 if gave_up in (GaveUp.DRAG, GaveUp.RIDER) else 0.0)
 
     def place(self, order: PlaceOrder) -> float:
         self.steps.append(("place", order.target))

@@ -75,9 +75,11 @@ def test_a_pull_that_drags_is_put_back_ruled_out_and_the_tower_looked_at_again()
     report = p.play(1)
     first = dragging[0]
     assert notes == [f"{slot_name(*first)} let go: the tower came along as it was pulled "
-                     f"(12.0 mm drawn, 1.00 N)", f"{slot_name(*first)} put back"]     # told as it happened
+                     f"(12.0 mm drawn, 1.00 N; slid back 9.0 mm)",
+                     f"{slot_name(*first)} put back"]     # told as it happened
+    # pushed home from the front by what the slide back left out
     i = hands.steps.index(("pull", first))
-    assert hands.steps[i + 1] == ("restore", first, round(PUSH_THROUGH + 0.012, 6))
+    assert hands.steps[i + 1] == ("restore", first, round(PUSH_THROUGH + 0.003, 6))
     assert hands.steps[i + 2] == ("look",)                  # before anything else is touched
     assert report.source != first and p.dragged == {first}
     assert [(g["layer"], g["slot"], g["at"]) for g in report.let_go] == [(*first, "pull")]
