@@ -18,12 +18,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-import mujoco
 import numpy as np
 
 from hardware.sim.ground_truth import GroundTruth
 from hardware.sim.mjcf import PERSON_PARK
-from hardware.sim.mocap import weld
+from hardware.sim.mocap import weld, weld_force
 from hardware.sim.placing import RELEASE_ABOVE, across_dir, placement_centre, slot_world
 from hardware.sim.probe_stage import ProbeStage
 from hardware.sim.scenes import awake, set_block
@@ -233,12 +232,7 @@ class BenchHands:
 
     def _grip_force(self) -> np.ndarray:
         """The weld's force on the held block (world frame, N)."""
-        data = self.world.data
-        rows = np.flatnonzero((data.efc_type == mujoco.mjtConstraint.mjCNSTR_EQUALITY)
-                              & (data.efc_id == self._grip))
-        if len(rows) < 3:
-            return np.zeros(3)
-        return np.asarray(data.efc_force[rows[:3]], float)
+        return weld_force(self.world, self._grip)
 
     def _let_go(self) -> None:
         self.world.data.eq_active[self._grip] = 0

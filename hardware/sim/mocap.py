@@ -1,5 +1,6 @@
 """Moving the simulated person's hand and finger (MuJoCo mocap bodies): turns about the vertical,
-quaternions, a weld that holds a gripped block to the hand, and the overlap test that says when a
+quaternions, a weld that holds a gripped block to the hand (and the force it holds it with), and
+the overlap test that says when a
 hand is inside the workspace."""
 
 from __future__ import annotations
@@ -23,6 +24,16 @@ def weld(world: SimWorld, grip: int, hand_body: int, body: int) -> None:
     m.eq_data[grip, 3:6] = rel
     m.eq_data[grip, 6:10] = quat
     data.eq_active[grip] = 1
+
+
+def weld_force(world: SimWorld, grip: int) -> np.ndarray:
+    """The force (world frame, N) the weld `grip` holds its block with; zero when it is off."""
+    data = world.data
+    rows = np.flatnonzero((data.efc_type == mujoco.mjtConstraint.mjCNSTR_EQUALITY)
+                          & (data.efc_id == grip))
+    if len(rows) < 3:
+        return np.zeros(3)
+    return np.asarray(data.efc_force[rows[:3]], float)
 
 
 def overlaps_square(points: np.ndarray, axes: np.ndarray, half: float) -> bool:

@@ -13,7 +13,7 @@ import mujoco
 import numpy as np
 
 from hardware.sim.ground_truth import GroundTruth
-from hardware.sim.mocap import overlaps_square, slerp, weld
+from hardware.sim.mocap import overlaps_square, slerp, weld, weld_force
 from hardware.sim.mjcf import PERSON_PARK
 from hardware.sim.world import SimWorld
 
@@ -94,6 +94,10 @@ class PersonBody:
     def hold(self, body: int) -> None:
         """Close the hand on `body`: weld it where it is relative to the hand."""
         weld(self.world, self.grip, self.hand_body, body)
+
+    def held_force(self) -> np.ndarray:
+        """What the hand holds its block with (world frame, N): the block's pull or push back."""
+        return weld_force(self.world, self.grip)
 
     def release(self) -> None:
         self.world.data.eq_active[self.grip] = 0

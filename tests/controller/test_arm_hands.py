@@ -51,7 +51,7 @@ class RecordingArm:
         self.pull_trip_at = 0.25  # how far along a pull move a trip comes (share of its samples)
         self.pull_axis = None     # the last pull's guard direction
         self.slid = []            # (start, end) joint positions of each slide back under the pull's guard
-        self.slide_trips = False  # a slide back stops a third of the way in
+        self.slide_trips = []     # wrist traces of slide backs that stop a third of the way in
 
     def telemetry(self):
         moving = self.running is not None and not self.running["stopped"] and \
@@ -112,10 +112,15 @@ class RecordingArm:
         if self._slides_back(guard):
             self.slid.append((np.array(positions[0], float), np.array(positions[-1], float)))
             self.calls.append(("slide_back",))
-            self.q = np.array(positions[len(positions) // 3 if self.slide_trips else -1], float)
+            forces = self.slide_trips.pop(0) if self.slide_trips else None
+            self.q = np.array(positions[-1 if forces is None else len(positions) // 3], float)
             self.time += float(times[-1])
-            return MotionResult(MotionOutcome.GUARD if self.slide_trips else MotionOutcome.DONE,
-                                1, self.time, 0.0, self.q)
+            if forces is None:
+                return MotionResult(MotionOutcome.DONE, 1, self.time, 0.0, self.q)
+            axis = np.asarray(guard[0], float)
+            self.samples = [(self.time - 0.004 * (len(forces) - 1 - k), np.r_[f * axis, 0, 0, 0])
+                            for k, f in enumerate(forces)]
+            return MotionResult(MotionOutcome.GUARD, 1, self.time, forces[-1], self.q)
         if guard is not None and guard[1] == PULL_GUARD_N:
             self.pull_axis = np.asarray(guard[0], float)
         if not wait:
@@ -278,15 +283,25 @@ def test_a_block_given_up_slides_back_along_the_pull_and_only_as_far_as_it_goes(
     stopped on it and the turn ended with its slot empty. The block goes back in the fingers,
     along the line it came out by; one that stops on the way is left out the rest."""
     arm = RecordingArm(planner.arm.home, pull_traces=[DRAG])
-    arm.slide_trips = True
+    arm.slide_trips = [DRAG]
     hands = arm_hands(planner, default_cell, arm)
     pulled = hands.pull((7, 1))
     start, end = (planner.arm.fk(q, "grasp").t for q in arm.slid[0])
     into = -planner.tower.front_end(7) * planner.tower.axis(7)
     assert (end - start) @ into == pytest.approx(pulled.drawn_m, abs=1e-4)
     assert np.linalg.norm(np.cross(end - start, into)) < 1e-4      # straight back in
-    assert 0.0 < pulled.slid_back_m < pulled.drawn_m
+    assert len(arm.slid) == 1 and 0.0 < pulled.slid_back_m < pulled.drawn_m
     assert pulled.left_out_m == pytest.approx(pulled.drawn_m - pulled.slid_back_m)
+
+
+def test_a_knock_as_the_block_slides_back_does_not_stop_it(planner, default_cell):
+    """Seed 1's game: the slide back stopped 1.8 of 28.6 mm in, on the knock of reversing the
+    stopped pull. A knock on a light drag goes on, as in the pull."""
+    arm = RecordingArm(planner.arm.home, pull_traces=[DRAG])
+    arm.slide_trips = [KNOCK, KNOCK]
+    pulled = arm_hands(planner, default_cell, arm).pull((7, 1))
+    assert len(arm.slid) == 3
+    assert pulled.slid_back_m == pytest.approx(pulled.drawn_m, abs=1e-4)
 
 
 def test_a_block_that_slipped_out_of_the_fingers_is_not_slid_back(planner, default_cell):

@@ -288,3 +288,36 @@ def test_the_hand_is_in_the_workspace_when_any_part_of_it_is():
     assert not overlaps_square(corners, axes, 1.0)
     assert overlaps_square(*box((1.0, 1.0), np.pi / 4, half=(0.1, 0.5)), 1.0)
     assert overlaps_square(*box((0.0, 0.0), 0.3), 1.0)
+
+
+def _run(world, steps):
+    """Step the world under one of the person's moves; what the move returned."""
+    try:
+        while True:
+            next(steps)
+            world.step(1)
+    except StopIteration as done:
+        return done.value
+
+
+def test_a_draw_that_moves_the_tower_slides_the_block_back_before_letting_go(table, monkeypatch):
+    """Let go where it stood, a block drawn past its middle tips over the tower's edge and will
+    not go back: the practised player slides it back in, still holding it, as far as it came."""
+    from hardware.sim.person import PUSH_OUT
+    world, person, fresh, _ = table
+    world.restore(fresh)
+    block = GroundTruth(world).block_at(9, 1)         # a loose block of the seed-1 tower
+    body = world.block_body[block]
+    home = world.data.xpos[body].copy()
+    assert _run(world, person._push(block, PUSH_OUT, 5.0, watch=False))
+    gripped = world.data.xpos[body].copy()
+    # the tower is seen to follow once the block has come 30 mm
+    monkeypatch.setattr(person, "_tower_follows",
+                        lambda b: float(np.linalg.norm(world.data.xpos[body] - gripped)) > 0.03)
+    let_go = []
+    release = person.body.release
+    monkeypatch.setattr(person.body, "release",
+                        lambda: (let_go.append(world.data.xpos[body].copy()), release())[1])
+    assert _run(world, person._draw(block)) is False
+    assert np.linalg.norm(let_go[0] - gripped) < 0.002          # back where it was gripped
+    assert np.linalg.norm(world.data.xpos[body] - home) < 0.002  # then pushed home
