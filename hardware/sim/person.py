@@ -15,6 +15,8 @@ tower run in one simulated time.
 
 from __future__ import annotations
 
+from collections import deque
+
 import numpy as np
 
 from hardware.sim.ground_truth import GroundTruth
@@ -40,6 +42,7 @@ RESHIFT = 0.003             # ... and is moved this far away from its neighbour 
 PLACE_TRIES = 4
 DRAG_SEEN = 0.0015          # another block moving this much with a drawn one is seen (m)
 LEFT_OUT = 0.004            # how far the tested_left_out mistake leaves a block out (m)
+FEEL_WINDOW_S = 0.04        # a hand judges how hard a held block resists over this long
 
 
 class SimPerson:
@@ -188,16 +191,24 @@ class SimPerson:
                                     "left_out_mm": round(self._moved(block) * 1000, 1)})
             candidates = [c for c in candidates if abs(c[0] - source[0]) > 1]
         candidates = candidates[:tries]
+        gave = {}         # how far each block tested gently went before it resisted (m)
         for n, source in enumerate(candidates):
             if self.truth.tower_fell():
                 # A player stops when the tower falls. Playing on, a practised one went to put
                 # back a block lying 64 m below the table (it fell off its edge) and the turn
                 # never ended (skill 0.7, seed 19).
                 return None
+            last = n == len(candidates) - 1       # no passing: the last one is taken by force
+            if last and self.skill.practised and gave:
+                # A practised player goes back to the block that gave the most before it
+                # resisted rather than force one not yet felt (the shakiest blocks come last
+                # among the candidates, when there are more than the player tries).
+                loosest = max(gave, key=gave.get)
+                if gave[loosest] > MOVED and self.truth.block_at(*loosest) is not None:
+                    source = loosest
             block = self.truth.block_at(*source)
             if block is None:
                 continue
-            last = n == len(candidates) - 1       # no passing: the last one is taken by force
             limit = self.skill.push_limit_n * (self.skill.force_factor if last else 1.0)
             # A practised player testing a block stops as soon as it resists more than a free
             # block would: one that gives way only under a firmer push still carries load, and
@@ -206,6 +217,8 @@ class SimPerson:
             out = yield from self._push(block, PUSH_OUT, limit, watch=not last, feel_n=feel)
             record["tried"].append({"source": list(source), "block": block, "came_out": out,
                                     "peak_n": round(self.felt["peak_n"], 2), "stopped": self.felt["stopped"]})
+            if self.felt["stopped"] == "resists":
+                gave[source] = self._moved(block)
             if out and (yield from self._draw(block, watch=not last)):
                 return source
             if self.skill.practised and self._moved(block) > MOVED:
@@ -321,9 +334,15 @@ class SimPerson:
                               until=lambda: watch and next(steps) % 10 == 0 and self._tower_follows(block))
         if not (watch and self._tower_follows(block)):
             return True
-        # back in no harder than a tested block is put back: forced, it shoves the tower
-        yield from self.body.line(self.body.hand, grip, PUSH_SPEED, until=lambda: abs(
-            float(self.body.held_force() @ near)) > self.skill.put_back_n)
+        # Back in no harder than a tested block is put back: forced, it shoves the tower. The
+        # hold is felt over a moment, as the arm's guard judges a drag: the pull may still be in
+        # it as the hand turns back.
+        felt = deque(maxlen=max(1, int(round(FEEL_WINDOW_S / self.world.timestep))))
+
+        def resists() -> bool:
+            felt.append(abs(float(self.body.held_force() @ near)))
+            return len(felt) == felt.maxlen and float(np.median(felt)) > self.skill.put_back_n
+        yield from self.body.line(self.body.hand, grip, PUSH_SPEED, until=resists)
         self.body.release()
         yield from self.body.leave(self.body.hand, np.array([0.0, 0.0, 1.0]))
         yield from self._put_back(block)

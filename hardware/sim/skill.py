@@ -29,7 +29,9 @@ class Skill:
 
     @property
     def tries(self) -> int:
-        """Blocks a player pushes in a turn before taking one by force."""
+        """Pushes a player makes in a turn, the last of them by force (a practised player
+        forces the block of the gentle tries that gave the most, if one gave at all, instead of
+        a new one)."""
         return 2 + round(13 * self.level)
 
     @property

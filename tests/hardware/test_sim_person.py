@@ -321,3 +321,64 @@ def test_a_draw_that_moves_the_tower_slides_the_block_back_before_letting_go(tab
     assert _run(world, person._draw(block)) is False
     assert np.linalg.norm(let_go[0] - gripped) < 0.002          # back where it was gripped
     assert np.linalg.norm(world.data.xpos[body] - home) < 0.002  # then pushed home
+    # a block that carries the tower: it comes along as the block is drawn, the pull still in
+    # the hold as the hand turns back, and the block goes back all the same
+    monkeypatch.undo()
+    world.restore(fresh)
+    block = GroundTruth(world).block_at(7, 0)
+    body = world.block_body[block]
+    assert _run(world, person._push(block, PUSH_OUT, 5.0, watch=False))
+    gripped = world.data.xpos[body].copy()
+    let_go.clear()
+    monkeypatch.setattr(person.body, "release",
+                        lambda: (let_go.append(world.data.xpos[body].copy()), release())[1])
+    assert _run(world, person._draw(block)) is False
+    assert np.linalg.norm(let_go[0] - gripped) < 0.001
+
+
+def test_a_practised_person_forces_the_block_that_gave_the_most_not_an_untried_one(table,
+                                                                                  monkeypatch):
+    """After the gentle tries, the last block of a turn is taken by force: a practised player
+    goes back to the one that went furthest before it resisted. The candidates come with the
+    shakiest last, and forcing that one toppled towers."""
+    world, person, fresh, _ = table
+    world.restore(fresh)
+    truth = GroundTruth(world)
+    order = [(9, 1), (10, 0), (12, 0), (13, 1)]
+    gave_mm = {truth.block_at(9, 1): 0.5, truth.block_at(10, 0): 3.0, truth.block_at(12, 0): 2.0}
+    pushed, taken = [], []
+
+    def candidates(tower):
+        return order
+        yield
+
+    def push(block, protrude, limit_n, feel_n=None, **kwargs):
+        pushed.append((block, feel_n is None))
+        person.felt = {"peak_n": 0.4, "stopped": "out" if feel_n is None else "resists"}
+        return feel_n is None
+        yield
+
+    def draw(block, watch=True):
+        taken.append(block)
+        return True
+        yield
+
+    def put_back(block):
+        return None
+        yield
+
+    for name, stub in (("_candidates", candidates), ("_push", push), ("_draw", draw),
+                       ("_put_back", put_back),
+                       ("_moved", lambda block: gave_mm.get(block, 0.0) / 1000)):
+        monkeypatch.setattr(person, name, stub)
+    monkeypatch.setattr(person, "skill", Skill(0.8))
+    monkeypatch.setattr(person, "mistake", None)
+    monkeypatch.setattr(Skill, "tries", property(lambda self: len(order)))
+    steps = person._take_out(None, {"tried": []})
+    with pytest.raises(StopIteration) as done:
+        while True:
+            next(steps)
+    assert done.value.value == (10, 0)
+    blocks = [truth.block_at(*s) for s in order]
+    assert pushed == [(blocks[0], False), (blocks[1], False), (blocks[2], False), (blocks[1], True)]
+    assert taken == [blocks[1]]
