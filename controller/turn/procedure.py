@@ -216,8 +216,8 @@ class Turn:
 
     def _pull_out(self, source: Slot, belief: LoosenessBelief) -> bool:
         """Pull the pushed-out block. One the fingers cannot get around, or that drags the tower
-        with it, is put back home from the front and ruled out for the turn; one that dragged,
-        for the game."""
+        with it (the hands slid it back in as far as they could), is put back home from the
+        front and ruled out for the turn; one that dragged, for the game."""
         pulled = self.hands.pull(source)
         self.report.touches += pulled.touches
         self.report.pull_trace = list(pulled.trace)
