@@ -96,10 +96,7 @@ class ArmPulling:
             if float((goal - here) @ into) < SLIDE_BACK_THERE_M:
                 break
             try:
-                step = self.planner.straight(self.moves.q(), pull.frame, goal - here,
-                                             tower_layers=self.layers, speed=PULL_SPEED,
-                                             exempt=("held",), held=pull.held,
-                                             label="slide_back").moves[0]
+                step = self._draw_to(pull, "slide_back", goal)
             except PlanError:
                 break       # let go where it is: the push home from the front brings it in
             result, part = self._follow_recording(

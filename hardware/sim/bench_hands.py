@@ -63,6 +63,27 @@ class Pull:
     slid_back_m: float = 0.0   # let go: how far the hand slid the block back in before it let go
 
 
+class _DragGuard:
+    """The arm's guard on a pull, read every READ_EVERY_S: it trips on a force over `guard_n`
+    once the median of the readings over the last `window_s` is `drag_n` or more (a knock alone
+    does not trip it)."""
+
+    def __init__(self, guard_n: float, drag_n: float, window_s: float):
+        self.guard_n, self.drag_n, self.window_s = guard_n, drag_n, window_s
+        self._recent = np.zeros(max(1, int(round(window_s / READ_EVERY_S))))
+        self._readings = 0
+
+    def fresh(self) -> _DragGuard:
+        """The same guard with no readings yet: for the next move."""
+        return _DragGuard(self.guard_n, self.drag_n, self.window_s)
+
+    def trips(self, force_n: float) -> bool:
+        self._recent[self._readings % len(self._recent)] = force_n
+        self._readings += 1
+        return force_n > self.guard_n and self._readings >= len(self._recent) \
+            and float(np.median(self._recent)) >= self.drag_n
+
+
 class BenchHands:
     def __init__(self, world: SimWorld):
         self.world = world
@@ -163,8 +184,8 @@ class BenchHands:
         looks = {int(np.ceil(m / step)) for m in marks}
         above = self._above(source[0])
         every = max(1, int(round(READ_EVERY_S / world.timestep)))
-        recent = np.zeros(max(1, int(round(drag_window_s / READ_EVERY_S))))
-        readings, peak = 0, 0.0
+        guard = _DragGuard(guard_n, drag_n, drag_window_s)
+        peak = 0.0
         for i in range(n):
             data.mocap_pos[self._hand] = start + front * step * (i + 1)
             world.step(1)
@@ -172,42 +193,32 @@ class BenchHands:
                 riders = self._riders(above, front, step * (i + 1), rider_m)
                 if riders:
                     return Pull(False, step * (i + 1), peak, riders,
-                                self._slide_back(front, step * (i + 1), guard_n, drag_n, recent))
+                                self._slide_back(front, step * (i + 1), guard.fresh()))
             if i % every:
                 continue
             force = abs(float(self._grip_force() @ front))
-            recent[readings % len(recent)] = force
-            readings += 1
             peak = max(peak, force)
-            if force > guard_n and readings >= len(recent) and np.median(recent) >= drag_n:
+            if guard.trips(force):
                 return Pull(False, step * (i + 1), peak,
-                            slid_back_m=self._slide_back(front, step * (i + 1), guard_n, drag_n,
-                                                         recent))
+                            slid_back_m=self._slide_back(front, step * (i + 1), guard.fresh()))
         self.held = block
         return Pull(True, travel, peak)
 
-    def _slide_back(self, front: np.ndarray, drawn: float, guard_n: float, drag_n: float,
-                    recent: np.ndarray) -> float:
+    def _slide_back(self, front: np.ndarray, drawn: float, guard: _DragGuard) -> float:
         """Slide the held block `drawn` back into the tower at the push's speed, under the pull's
-        guard, and let go; how far it went (m). Let go where it stood, a block drawn past its
+        `guard`, and let go; how far it went (m). Let go where it stood, a block drawn past its
         middle tips over the tower's edge (seed 1, 14.1 drawn 38 mm), and the push home from the
         front then stops on it."""
         world, data = self.world, self.world.data
         step = PUSH_SPEED * world.timestep
         start = data.mocap_pos[self._hand].copy()
         every = max(1, int(round(READ_EVERY_S / world.timestep)))
-        recent[:] = 0.0
-        readings, went = 0, 0.0
+        went = 0.0
         for i in range(int(np.ceil(drawn / step))):
             went = min(step * (i + 1), drawn)
             data.mocap_pos[self._hand] = start - front * went
             world.step(1)
-            if i % every:
-                continue
-            force = abs(float(self._grip_force() @ front))
-            recent[readings % len(recent)] = force
-            readings += 1
-            if force > guard_n and readings >= len(recent) and np.median(recent) >= drag_n:
+            if i % every == 0 and guard.trips(abs(float(self._grip_force() @ front))):
                 break
         self._let_go()
         return went
