@@ -47,6 +47,9 @@ MIN_SEGMENT_S = 1e-3     # s, the least time a straight move's segment takes
 # 0.12-0.15 N under the probe each tripped it 16-24 ms in, at 0.23-0.26 N, and stayed put. Sampled
 # every 0.5 mm and sped up at LIGHT_ACCEL, the first step is to 2.2 mm/s (about the probe's pace, 2-3 mm/s) and the
 # same four went through, peaking at 0.14-0.21 N (2.8 s for 22 mm in place of 1.5 s).
+# Only the start need be gentle: slowing down, the arm holds the tool back, and the wrist reads
+# that as a pull, away from the guard's direction, never as resistance. Such a push slows down at
+# LINE_ACCEL: a 24 mm push home under a light guard took 3.1 s, most of it the gentle slow-down.
 LIGHT_GUARD_N = 0.5
 LIGHT_ACCEL = 0.01
 LIGHT_STEP = 0.0005
@@ -61,15 +64,17 @@ def retreat_pace(gentle: bool) -> dict:
 
 
 def guarded_pace(guard_n: float | None) -> dict:
-    """`accel` and `step` (sampling) of a guarded push: gentler starts under a light guard."""
+    """`accel`, `decel` and `step` (sampling) of a guarded push: gentler starts under a light
+    guard."""
     if guard_n is not None and guard_n < LIGHT_GUARD_N:
-        return dict(accel=LIGHT_ACCEL, step=LIGHT_STEP)
-    return dict(accel=LINE_ACCEL, step=LINE_STEP)
+        return dict(accel=LIGHT_ACCEL, decel=LINE_ACCEL, step=LIGHT_STEP)
+    return dict(accel=LINE_ACCEL, decel=LINE_ACCEL, step=LINE_STEP)
 
 
-def ramped_durations(length: float, n: int, speed: float, accel: float) -> np.ndarray:
-    """Durations of the n equal segments of a straight move that starts and stops at `accel`
-    (LINE_ACCEL for a move that senses force).
+def ramped_durations(length: float, n: int, speed: float, accel: float,
+                     decel: float | None = None) -> np.ndarray:
+    """Durations of the n equal segments of a straight move that speeds up at `accel` (LINE_ACCEL
+    for a move that senses force) and slows down at `decel` (default: `accel`).
     The device interpolates between waypoints, so each segment's speed is a step, and the wrist
     sensor feels every jolt as the tool's mass times its acceleration: recorded pulls read up to
     1.8 N in their first fifth, against under 0.5 N of drag from a loose block."""
@@ -79,5 +84,6 @@ def ramped_durations(length: float, n: int, speed: float, accel: float) -> np.nd
         return np.full(n, MIN_SEGMENT_S)
     step = length / n
     mid = (np.arange(n) + 0.5) * step
-    ramp = np.sqrt(2 * accel * np.minimum(mid, length - mid))
+    decel = accel if decel is None else decel
+    ramp = np.sqrt(2 * np.minimum(accel * mid, decel * (length - mid)))
     return np.maximum(step / np.minimum(speed, ramp), MIN_SEGMENT_S)

@@ -70,17 +70,18 @@ class MotionPlanner:
     def straight(self, q_start: np.ndarray, frame: str, displacement: np.ndarray, *,
                  tower_layers: float, speed: float = APPROACH_SPEED, exempt: tuple[str, ...] = (),
                  held: HeldBlock | None = None, label: str = "straight",
-                 accel: float = LINE_ACCEL, step: float = LINE_STEP) -> MotionPlan:
+                 accel: float = LINE_ACCEL, step: float = LINE_STEP,
+                 decel: float | None = None) -> MotionPlan:
         """Move `frame` by `displacement` (world, m) in a straight line at fixed orientation, from
-        wherever the arm is (a retreat after a guarded stop, a lift), at `speed` and speeding up
-        and slowing down at `accel`, sampled every `step`."""
+        wherever the arm is (a retreat after a guarded stop, a lift), at `speed`, speeding up at
+        `accel` and slowing down at `decel` (default `accel`), sampled every `step`."""
         q_start = np.asarray(q_start, float)
         pose = self.arm.fk(q_start, frame)
         start = pose.t
         contact = _Contact(tower_layers, CONTACT_MARGIN, exempt=exempt, held=held)
         try:
             line = self._line(pose.R, start, start + np.asarray(displacement, float), frame, q_start,
-                              speed, contact, accel, step)
+                              speed, contact, accel, step, decel)
         except PlanError as exc:
             raise PlanError(f"cannot plan the straight move '{label}': {exc}") from None
         return MotionPlan("straight", (MoveStep(label, line),), held=held)
@@ -394,9 +395,9 @@ class MotionPlanner:
         return sorted(found, key=lambda c: float(np.max(np.abs(c[1] - q_start))))
 
     def _line(self, rotation, a, b, frame, q_seed, speed, contact, accel=LINE_ACCEL,
-              step=LINE_STEP) -> JointTrajectory:
+              step=LINE_STEP, decel=None) -> JointTrajectory:
         """A straight tool move from a to b at constant orientation, sampled every `step`, at
-        `speed`, speeding up and slowing down at `accel`."""
+        `speed`, speeding up at `accel` and slowing down at `decel` (default `accel`)."""
         rotation = np.asarray(rotation)
         length = float(np.linalg.norm(b - a))
         n = max(1, int(np.ceil(length / step)))
@@ -428,7 +429,7 @@ class MotionPlanner:
         waypoints = np.array(qs[1:])
         if len(waypoints) < 2:
             waypoints = np.vstack([waypoints, waypoints])
-        return self._timed(waypoints, 1.0, ramped_durations(length, n, speed, accel))
+        return self._timed(waypoints, 1.0, ramped_durations(length, n, speed, accel, decel))
 
     def _timed(self, waypoints, speed_scale, min_durations=None) -> JointTrajectory:
         arm = self.cell.arm
