@@ -9,7 +9,8 @@ For benchmarks only: it reads ground truth, which the product never may.
 from __future__ import annotations
 
 from controller.turn.arm_hands import PROBE_DEPTH
-from controller.turn.arm_pulling import PULL_GUARD_N, RIDE_LOOK_EVERY_M, RIDE_WATCH_M
+from controller.turn.arm_pulling import (PULL_GUARD_N, RIDE_LOOK_EVERY_M, RIDE_WATCH_M,
+                                        TAKE_GUARD_N)
 from controller.turn.checks import DRAG_N, DRAG_WINDOW_S, RIDER_MOVED_M
 from controller.turn.hands import Felt, GaveUp, Look, PlaceOrder, Pulled, Pushed, Slot
 from controller.turn.report import TowerFellError, TurnError
@@ -87,11 +88,15 @@ class FastHands:
         r = self._push(source, travel_m, jam_n, PUSH_SPEED, "a push back home", from_front=True)
         return max(travel_m - r.block_travel, 0.0)
 
-    def pull(self, source: Slot) -> Pulled:
+    def pull(self, source: Slot, out_m: float = PUSH_THROUGH, insist: bool = False) -> Pulled:
+        """The hand holds the block where it lies (the truth), so `out_m` is not needed."""
         bench = self.bench
         try:
-            p = bench.pull(source, PULL_GUARD_N, DRAG_N, DRAG_WINDOW_S,
-                           RIDE_WATCH_M + LOOK_LAG_M, RIDER_MOVED_M, RIDE_LOOK_EVERY_M)
+            if insist:
+                p = bench.pull(source, TAKE_GUARD_N, DRAG_N, DRAG_WINDOW_S)
+            else:
+                p = bench.pull(source, PULL_GUARD_N, DRAG_N, DRAG_WINDOW_S,
+                               RIDE_WATCH_M + LOOK_LAG_M, RIDER_MOVED_M, RIDE_LOOK_EVERY_M)
         except LookupError as exc:
             raise TurnError(str(exc)) from None
         bench.wait(CARRY_S)

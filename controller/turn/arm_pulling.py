@@ -27,6 +27,9 @@ from planning.motion.plans import ForceGuard, MotionPlan, MoveStep, PlanError
 # toppled the tower ran at a median of 1.6 N and 2.6 N at its 90th percentile. A guard at 2 N also
 # let go of loose blocks, and three let-gos in one turn toppled a tower.
 PULL_GUARD_N = 2.5
+# A block that dragged and would not go back is pulled again and taken (controller/turn/
+# procedure.py), guarded only against twice the drag that gave it up.
+TAKE_GUARD_N = 2 * PULL_GUARD_N
 # A guard trip that was a short knock on a light drag (controller/turn/checks.py) lets the pull go
 # on, at most this many times.
 PULL_RESUMES = 10
@@ -54,18 +57,19 @@ class ArmPulling:
     `obs`, `layers`, `_felt`, and their `withdraw`, `_follow_recording` and `_follow_sampled`; it
     leaves the held block's pull plan in `_pull` for the place."""
 
-    def pull(self, source: Slot) -> Pulled:
-        """Grasp the pushed-out block and draw it out, recording the drag along the pull. The
-        pull is guarded at PULL_GUARD_N: a block that drags the tower with it is let go, and the
+    def pull(self, source: Slot, out_m: float = PUSH_THROUGH, insist: bool = False) -> Pulled:
+        """Grasp the block pushed `out_m` out at the front and draw it out, recording the drag
+        along the pull. The pull is guarded at PULL_GUARD_N (TAKE_GUARD_N if it must `insist`,
+        with no look for riders): a block that drags the tower with it is let go, and the
         fingers open and back off; so do fingers that cannot get around the block."""
         self.withdraw()
         into = -self.planner.tower.front_end(source[0]) * self.planner.tower.axis(source[0])
         touches: list[dict] = []
-        pull = self._grasp(source, into, touches)
+        pull = self._grasp(source, into, touches, out_m)
         if pull is None:
             return Pulled(GaveUp.APPROACH, 0.0, touches[-1]["force_n"] if touches else 0.0,
                           touches=touches)
-        drawn = self._draw(source, pull, into)
+        drawn = self._draw(source, pull, into, insist)
         slid = 0.0
         if drawn.came:
             self.grip.check_held()
@@ -117,13 +121,13 @@ class ArmPulling:
         if self.obs is not None and seen.fell_since(self.obs):
             raise TowerFellError("the tower fell as the block was pulled out")
 
-    def _draw(self, source: Slot, pull: MotionPlan, into) -> Pulled:
+    def _draw(self, source: Slot, pull: MotionPlan, into, insist: bool = False) -> Pulled:
         """Run the pull of a grasped block under the guard, recording the drag: held lightly
         while it slides out, squeezed while its end still rests in the tower, then drawn clear.
         Given up when the guard found a steady drag, not a knock, when the block slid out of the
-        fingers' light pull grip, or when the cameras, looking as the block passed RIDE_WATCH_M
-        out and every RIDE_LOOK_EVERY_M after while its end rests in the tower, saw a block above
-        it come along."""
+        fingers' light pull grip, or (unless it must `insist`) when the cameras, looking as the
+        block passed RIDE_WATCH_M out and every RIDE_LOOK_EVERY_M after while its end rests in
+        the tower, saw a block above it come along."""
         self.moves.dwell_and_tare()
         before = self.link.observe().observation     # the tower with the block in the fingers
         self._riders, self._next_look_m = {}, RIDE_WATCH_M
@@ -131,13 +135,15 @@ class ArmPulling:
         rotation = self.planner.arm.fk(pull.step("pull").trajectory.start, pull.frame).R
         axis = tuple(float(v) for v in rotation.T @ into)
         start = self.planner.arm.fk(self.moves.q(), pull.frame).t
-        watch = self._rider_watch(source[0], before, pull.frame, start, -np.asarray(into, float))
+        watch = None if insist else \
+            self._rider_watch(source[0], before, pull.frame, start, -np.asarray(into, float))
+        guard_n = TAKE_GUARD_N if insist else PULL_GUARD_N
         trace: Trace = []
         resumed = 0
         for label in ("pull", "pull_out"):
             if label == "pull_out":
                 self.moves.grip(pull.step("squeeze"))
-            problem, resumed = self._draw_part(pull, label, axis, trace, resumed, watch)
+            problem, resumed = self._draw_part(pull, label, axis, trace, resumed, watch, guard_n)
             if problem is not None:
                 drawn = float((start - self.planner.arm.fk(self.moves.q(), pull.frame).t) @ into)
                 return Pulled(problem, drawn, max((f for _, f in trace), default=0.0), trace,
@@ -145,15 +151,15 @@ class ArmPulling:
         return Pulled(None, 0.0, max((f for _, f in trace), default=0.0), trace, resumed=resumed)
 
     def _draw_part(self, pull: MotionPlan, label: str, axis, trace: Trace, resumed: int,
-                   watch) -> tuple[GaveUp | None, int]:
-        """One guarded part of the pull, going on after knocks, with the cameras' `watch` for
-        riders running beside it; what stopped it, or None when it ran to its end; and the
-        knocks gone on after so far."""
+                   watch, guard_n: float = PULL_GUARD_N) -> tuple[GaveUp | None, int]:
+        """One part of the pull guarded at `guard_n`, going on after knocks, with the cameras'
+        `watch` for riders (if any) running beside it; what stopped it, or None when it ran to
+        its end; and the knocks gone on after so far."""
         step = pull.step(label)
         end = self.planner.arm.fk(step.trajectory.end, pull.frame).t
         while True:
             result, part = self._follow_recording(
-                MoveStep(step.label, step.trajectory, ForceGuard(axis, PULL_GUARD_N)), axis,
+                MoveStep(step.label, step.trajectory, ForceGuard(axis, guard_n)), axis,
                 watch if label == "pull" else None)
             trace += part
             # a block that slid out of the light grip held more than the guard allows too
@@ -214,7 +220,8 @@ class ArmPulling:
                                      tower_layers=self.layers, speed=PULL_SPEED,
                                      exempt=("held",), held=pull.held, label=label).moves[0]
 
-    def _grasp(self, source: Slot, into, touches: list[dict]) -> MotionPlan | None:
+    def _grasp(self, source: Slot, into, touches: list[dict],
+               out_m: float = PUSH_THROUGH) -> MotionPlan | None:
         """Bring the open fingers around the block's protruding end and close them; returns the
         pull plan, its pull still to run, or None when no try of GRASP_TRIES got around it.
 
@@ -227,7 +234,7 @@ class ArmPulling:
         open and try either side too."""
         self._felt.pop(source, None)
         seen = seen_offset(self.planner.tower, self.obs, source)
-        front = end_protrusion(self.obs, source, self.planner.tower.front_end(source[0])) + PUSH_THROUGH
+        front = end_protrusion(self.obs, source, self.planner.tower.front_end(source[0])) + out_m
         across = self.planner.tower.across(source[0])
         outward = source[1] - 1           # a side block's open side, along `across`
         tried: list[tuple[float, int | None]] = []

@@ -19,6 +19,7 @@ from enum import StrEnum
 from typing import Protocol
 
 from planning.looseness import ProbeOutcome
+from planning.motion.contact_geometry import PUSH_THROUGH
 from planning.game.tower import Slot, TowerState
 Trace = list[tuple[float, float]]        # (world time, force N) along a push or a pull
 
@@ -124,8 +125,11 @@ class Hands(Protocol):
         """Push a block moved `travel_m` toward the front back home from the front; returns how
         far short of home it stopped (m)."""
 
-    def pull(self, source: Slot) -> Pulled:
-        """Grasp the block's protruding end and draw it clear, guarded against a drag."""
+    def pull(self, source: Slot, out_m: float = PUSH_THROUGH, insist: bool = False) -> Pulled:
+        """Grasp the block's protruding end (`out_m` further out than the turn's look saw it) and
+        draw it clear, guarded against a drag and watched for riders; with `insist` (a block that
+        dragged and would not go back) guarded only at the firmer TAKE_GUARD_N
+        (controller/turn/arm_pulling.py), and not watched."""
 
     def place(self, order: PlaceOrder) -> float:
         """Set the held block down; the world time the hands last touched it."""

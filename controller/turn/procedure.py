@@ -27,7 +27,8 @@ from planning.motion.plans import PlanError
 from planning.policies import NoBlock, Policy, StepKind, TurnView
 from planning.game.rules import RuleOptions, check_move
 from planning.stability import BlockDims
-from planning.strategy import RESTORE_M, Action, placement_guards, placement_slot, set_down_ends
+from planning.strategy import (RESTORE_M, TAKE_AFTER_ALL_M, Action, placement_guards,
+                               placement_slot, set_down_ends)
 from planning.game.tower import layer_axis
 
 class Player:
@@ -202,11 +203,12 @@ class Turn:
             self._restore(source, pushed.moved_m)
         return False
 
-    def _restore(self, source: Slot, travel_m: float) -> None:
-        """Put a block the turn moved back home; one left short of it is told."""
+    def _restore(self, source: Slot, travel_m: float) -> float:
+        """Put a block the turn moved back home; one left short of it is told. How far short (m)."""
         short = self.hands.restore(source, travel_m, self.chooser.jam_n(source))
         self._note(f"{slot_name(*source)} put back" + (f", but {short * 1000:.1f} mm short of home"
                                                        if short > RESTORE_M else ""))
+        return short
 
     def _note(self, text: str) -> None:
         if self.player.on_note is not None:
@@ -237,6 +239,28 @@ class Turn:
                    f"{slid}){tries}")
         if pulled.gave_up is not GaveUp.APPROACH:
             self.player.dragged.add(source)
-        self._restore(source, PUSH_THROUGH + pulled.left_out_m)
+        short = self._restore(source, PUSH_THROUGH + pulled.left_out_m)
+        if pulled.gave_up in (GaveUp.DRAG, GaveUp.RIDER) and short > TAKE_AFTER_ALL_M \
+                and not self.player.options.allow_leave_displaced:
+            return self._take_after_all(source, short)
+        self.chooser.jammed(source)
+        return False
+
+    def _take_after_all(self, source: Slot, out_m: float) -> bool:
+        """A block given up because the tower came along with it that will not go back: the
+        rules forbid leaving it out and touching another, so it is pulled again, firmly and
+        without the look for riders, and taken. One that will not come either is left where it
+        stopped, ruled out."""
+        pulled = self.hands.pull(source, out_m, insist=True)
+        self.report.touches += pulled.touches
+        self.report.pull_trace = list(pulled.trace)
+        self.report.pull_resumed += pulled.resumed
+        self.report.taken_after_all = pulled.came
+        if pulled.came:
+            self._note(f"{slot_name(*source)} would not go back ({out_m * 1000:.1f} mm out): "
+                       f"taken after all ({pulled.peak_force_n:.2f} N)")
+            return True
+        self._note(f"{slot_name(*source)} would not go back ({out_m * 1000:.1f} mm out) nor come "
+                   f"out ({GAVE_UP_WHY[pulled.gave_up]}, {pulled.peak_force_n:.2f} N)")
         self.chooser.jammed(source)
         return False

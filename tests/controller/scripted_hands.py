@@ -8,6 +8,7 @@ from typing import Callable
 
 from controller.turn.hands import Felt, GaveUp, Look, PlaceOrder, Pulled, Pushed
 from planning.looseness import ProbeOutcome
+from planning.motion.contact_geometry import PUSH_THROUGH
 from planning.game.tower import SLOTS, Slot, TowerState
 
 
@@ -28,6 +29,7 @@ class Script:
         lambda source, guard_n: (0.1, 0.004, False)              # (peak N, travel m, tripped)
     jams: Callable[[Slot], bool] = lambda source: False
     pull: Callable[[Slot], GaveUp | None] = lambda source: None
+    insist: Callable[[Slot], GaveUp | None] = lambda source: None  # a pull to take it after all
     short: Callable[[Slot], float] = lambda source: 0.0          # how far a put-back stops short
     falls_in_window: bool = False
     out_of_place_after_window: tuple = ()                         # blocks seen in no slot then
@@ -82,10 +84,10 @@ class ScriptedHands:
         self.steps.append(("restore", source, round(travel_m, 6)))
         return self.script.short(source)
 
-    def pull(self, source) -> Pulled:
-        self.steps.append(("pull", source))
+    def pull(self, source, out_m=PUSH_THROUGH, insist=False) -> Pulled:
+        self.steps.append(("take_after_all", source, round(out_m, 6)) if insist else ("pull", source))
         self._moved("pull", 1.5)
-        gave_up = self.script.pull(source)
+        gave_up = (self.script.insist if insist else self.script.pull)(source)
         if gave_up is None:
             self.held = source
         touches = [{"force_n": 0.7, "shift_mm": 0.0}] if gave_up is GaveUp.APPROACH else []
@@ -147,8 +149,9 @@ class Recording:
         return self._step(("restore", source, round(travel_m, 6)),
                           lambda: self.hands.restore(source, travel_m, jam_n))
 
-    def pull(self, source):
-        return self._step(("pull", source), lambda: self.hands.pull(source))
+    def pull(self, source, out_m=PUSH_THROUGH, insist=False):
+        step = ("take_after_all", source, round(out_m, 6)) if insist else ("pull", source)
+        return self._step(step, lambda: self.hands.pull(source, out_m, insist))
 
     def place(self, order):
         return self._step(("place", order.target), lambda: self.hands.place(order))
@@ -200,8 +203,8 @@ class Replay:
     def restore(self, source, travel_m, jam_n):
         return self._next(("restore", source, round(travel_m, 6)))
 
-    def pull(self, source):
-        return self._next(("pull", source))
+    def pull(self, source, out_m=PUSH_THROUGH, insist=False):
+        return self._next(("take_after_all", source, round(out_m, 6)) if insist else ("pull", source))
 
     def place(self, order):
         return self._next(("place", order.target))

@@ -12,7 +12,7 @@ import pytest
 
 from controller.turn.arm_hands import ArmHands
 from controller.turn.arm_pulling import (GRASP_GUARD_N, GRASP_TRIES, PULL_GUARD_N, PULL_RESUMES,
-                                         RIDE_LOOK_EVERY_M, RIDE_WATCH_M)
+                                         RIDE_LOOK_EVERY_M, RIDE_WATCH_M, TAKE_GUARD_N)
 from controller.turn.arm_placing import ALIGN_RESUMES, LANDED_HIGH_M, PLACE_RETRY_SHIFT, PLACE_TRIES
 from controller.turn.checks import REGRASP_REACH
 from controller.turn.hands import PlaceOrder
@@ -472,6 +472,25 @@ def test_a_block_above_that_rides_out_on_the_drawn_one_makes_the_pull_let_go(pla
         planner.pull(planner.arm.home, 7, 1, PUSH_THROUGH, tower_layers=19).step("pull")
         .trajectory.positions[[0, -1]]))))
     assert abs((len(looked) - 2) - (1 + (inside - RIDE_WATCH_M) / RIDE_LOOK_EVERY_M)) <= 1
+
+
+def test_a_block_taken_after_all_is_grasped_where_it_stands_and_drawn_firmly_unwatched(
+        planner, default_cell, monkeypatch):
+    """A block that dragged and would not go back is pulled again (the procedure's
+    take-after-all): the fingers go to its end where the put-back left it, the pull is guarded
+    at TAKE_GUARD_N, and a block above coming along does not stop it."""
+    arm = RecordingArm(planner.arm.home)
+    hands = arm_hands(planner, default_cell, arm)
+    looked = _riding_looks(planner, hands)
+    aimed = []
+    plan_pull = planner.pull
+    monkeypatch.setattr(planner, "pull", lambda *a, **k: (aimed.append(a[3]), plan_pull(*a, **k))[1])
+    pulled = hands.pull((7, 1), 0.0305, insist=True)
+    assert pulled.came and aimed == [pytest.approx(0.0305)]
+    pull_guards = {guard[1] for _, guard in arm.guarded if guard[1] != GRASP_GUARD_N}
+    assert pull_guards == {TAKE_GUARD_N}
+    assert len(looked) == 2      # before the pull and after it (the tower standing): no look for riders
+    assert ("stop",) not in arm.calls
 
 
 def test_a_block_that_starts_to_ride_later_in_the_pull_is_seen_at_a_later_look(planner,

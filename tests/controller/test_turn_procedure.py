@@ -124,6 +124,62 @@ def test_a_block_put_back_short_of_home_is_told():
     assert any(n.endswith("put back, but 4.5 mm short of home") for n in notes)
 
 
+def _drags_first(pulls):
+    return lambda source: (pulls.append(source), GaveUp.DRAG if len(pulls) == 1 else None)[1]
+
+
+@pytest.mark.parametrize("why", [GaveUp.DRAG, GaveUp.RIDER])
+def test_a_block_that_dragged_and_will_not_go_back_is_taken_after_all(why):
+    """Fast mode, seed 4: 9.2, let go for a rider 38 mm out, slid back 10 mm and tipped over the
+    tower's edge; the put-back stopped 48 mm short and the game ended there (19 2/3 stories).
+    Taken after all, the game went on to 26 1/3."""
+    pulls = []
+    script = Script(pull=lambda source: (pulls.append(source), why if len(pulls) == 1 else None)[1],
+                    short=lambda source: 0.0305)
+    p, hands = player(script=script)
+    notes = []
+    p.on_note = notes.append
+    report = p.play(1)
+    first = pulls[0]
+    i = hands.steps.index(("pull", first))
+    # put back from the front, then pulled again from where the put-back left it, and taken
+    assert hands.steps[i + 1][0] == "restore"
+    assert hands.steps[i + 2] == ("take_after_all", first, 0.0305)
+    assert hands.steps[i + 3][0] == "place"
+    assert report.source == first and report.taken_after_all and report.legal
+    assert notes[-1] == f"{slot_name(*first)} would not go back (30.5 mm out): taken after all (1.00 N)"
+
+
+def test_a_block_that_will_not_go_back_nor_come_is_left_and_ruled_out():
+    pulls = []
+    script = Script(pull=_drags_first(pulls), short=lambda source: 0.0305,
+                    insist=lambda source: GaveUp.DRAG)
+    p, hands = player(script=script)
+    notes = []
+    p.on_note = notes.append
+    report = p.play(1)
+    first = pulls[0]
+    assert ("take_after_all", first, 0.0305) in hands.steps
+    assert report.source != first and not report.taken_after_all
+    assert f"{slot_name(*first)} would not go back (30.5 mm out) nor come out (the tower came " \
+           f"along as it was pulled, 1.00 N)" in notes
+
+
+@pytest.mark.parametrize("why, short, options", [
+    (GaveUp.DRAG, 0.0045, RuleOptions()),                         # short, but not far out
+    (GaveUp.APPROACH, 0.0305, RuleOptions()),                     # the fingers never held it
+    (GaveUp.DRAG, 0.0305, RuleOptions(allow_leave_displaced=True)),   # the rules let it stay
+])
+def test_a_block_put_back_short_is_not_always_taken_after_all(why, short, options):
+    pulls = []
+    script = Script(pull=lambda source: (pulls.append(source), why if len(pulls) == 1 else None)[1],
+                    short=lambda source: short)
+    p, hands = player(script=script, options=options)
+    report = p.play(1)
+    assert not any(step[0] == "take_after_all" for step in hands.steps)
+    assert report.source != pulls[0]
+
+
 def test_fingers_that_cannot_get_around_a_block_put_it_back_but_do_not_rule_it_out_for_the_game():
     refused = []
     script = Script(pull=lambda source: (refused.append(source), GaveUp.APPROACH)[1]

@@ -51,3 +51,22 @@ def test_each_turn_watches_the_rules_window_and_sees_the_move(played):
     last, report = looks[-1], result.turns[-1]
     assert last.occupancy[report.target] and not last.occupancy.get(report.source, False)
     assert last.out_of_place == []
+
+
+def test_a_block_taken_after_all_is_drawn_firmly_and_unwatched():
+    """The procedure's take-after-all: the fast hands draw under the arm's TAKE_GUARD_N, with no
+    look for riders, as the arm does."""
+    from types import SimpleNamespace
+    from controller.turn.arm_pulling import PULL_GUARD_N, TAKE_GUARD_N
+    from controller.turn.checks import DRAG_N, DRAG_WINDOW_S
+    from hardware.sim.bench_hands import Pull
+    calls = []
+    hands = object.__new__(FastHands)
+    hands.bench = SimpleNamespace(
+        pull=lambda *a, **k: (calls.append((a, k)), Pull(True, 0.05, 3.1))[1],
+        wait=lambda seconds: None, fallen=lambda block: False, held=7,
+        truth=SimpleNamespace(displaced=lambda m: []))
+    assert hands.pull((4, 1), 0.03, insist=True).came
+    assert calls[-1] == (((4, 1), TAKE_GUARD_N, DRAG_N, DRAG_WINDOW_S), {})
+    hands.pull((4, 1))
+    assert calls[-1][0][1] == PULL_GUARD_N and len(calls[-1][0]) > 4     # watched for riders
