@@ -86,10 +86,6 @@ MIN_ALIGN_N = 0.3
 SET_DOWN_MARGIN_MM = 5.0
 # A probed block displaced by more than this must be put back (RULES.md: 1 mm by default).
 RESTORE_M = 0.001
-# A block given up in the pull for a drag and left this far out or more by the put-back will not
-# go back: it is taken after all (the rules forbid leaving it and touching another). Closer than
-# this the push home stopped on the slot's own friction, not on a block that will not go in.
-TAKE_AFTER_ALL_M = 0.005
 
 
 @dataclass(frozen=True)

@@ -92,8 +92,9 @@ class FastHands:
         """The hand holds the block where it lies (the truth), so `out_m` is not needed."""
         bench = self.bench
         try:
-            if insist:
-                p = bench.pull(source, TAKE_GUARD_N, DRAG_N, DRAG_WINDOW_S)
+            if insist:      # slid back, if let go, under the pull's own guard, as the arm does
+                p = bench.pull(source, TAKE_GUARD_N, DRAG_N, DRAG_WINDOW_S,
+                               slide_guard_n=PULL_GUARD_N)
             else:
                 p = bench.pull(source, PULL_GUARD_N, DRAG_N, DRAG_WINDOW_S,
                                RIDE_WATCH_M + LOOK_LAG_M, RIDER_MOVED_M, RIDE_LOOK_EVERY_M)

@@ -43,6 +43,7 @@ class TurnRecord:
     probes: int = 0
     probed: list = field(default_factory=list)   # [layer, slot] of each test push, in order
     let_go: int = 0            # pulls given up because the tower dragged along
+    taken_after_all: bool = False   # one of them would not go back and was taken
     legal: bool = False
     fell: bool = False
     cause: str | None = None   # why the game ended in this turn, if it did
@@ -132,7 +133,7 @@ def game_record(result: SoloResult, policy: str, seed: int, mode: str, start_sto
             list(report.target) if report.target else None, len(report.probes),
             [[p.layer, p.slot] for p in report.probes], len(report.let_go),
             report.legal and not report.error, report.fell, time_s=round(report.duration_s, 2),
-            stories=report.stories))
+            stories=report.stories, taken_after_all=report.taken_after_all))
     if result.turns and (result.fell or result.error):
         last = game.turns[-1]
         last.fell = result.fell

@@ -179,7 +179,7 @@ class ArmHands(ArmPlacing, ArmPulling):
 
     def restore(self, source: Slot, travel_m: float, jam_n: float) -> float:
         """Push a block back from the front by as far as it was moved; returns how far short of
-        that it stopped (m)."""
+        that the block stopped (m; the tool's shortfall and the fingertip's spring)."""
         self.withdraw()
         layer, slot = source
         front = self.planner.tower.front_end(layer)
@@ -206,8 +206,12 @@ class ArmHands(ArmPlacing, ArmPulling):
         # as gently as the push-through (planning/motion/paces.py LIGHT_ACCEL), and the blocks that
         # stopped it at the 3 N jam limit in a seed-1 match were tight ones whose push-through had
         # dragged the tower above them.
-        self.moves.follow(step)
-        short = float(np.linalg.norm(self._left_of(plan, step)))
+        result = self.moves.follow(step)
+        # the fingertip's spring under the force that stopped it: the block stands that much
+        # further out than the tool
+        spring = max(result.force_n, 0.0) / self.stiffness \
+            if result.outcome is MotionOutcome.GUARD else 0.0
+        short = float(np.linalg.norm(self._left_of(plan, step))) + spring
         self._retreat(plan, "restore_retreat")
         return short
 

@@ -27,9 +27,11 @@ from planning.motion.plans import ForceGuard, MotionPlan, MoveStep, PlanError
 # toppled the tower ran at a median of 1.6 N and 2.6 N at its 90th percentile. A guard at 2 N also
 # let go of loose blocks, and three let-gos in one turn toppled a tower.
 PULL_GUARD_N = 2.5
-# A block that dragged and would not go back is pulled again and taken (controller/turn/
-# procedure.py), guarded only against twice the drag that gave it up.
-TAKE_GUARD_N = 2 * PULL_GUARD_N
+# A block given up that would not go back is pulled again and taken (controller/turn/
+# procedure.py) under this firmer guard: under the 4 N the light pull grip holds along the pull
+# (planning/motion/contact_geometry.py PULL_GRIP_N), so the guard, not a slip, ends a pull that
+# will not come.
+TAKE_GUARD_N = 3.5
 # A guard trip that was a short knock on a light drag (controller/turn/checks.py) lets the pull go
 # on, at most this many times.
 PULL_RESUMES = 10

@@ -65,8 +65,8 @@ class Pushed:
 @dataclass(frozen=True)
 class Pulled:
     """A grasp and pull. Drawn clear (`gave_up` None), the block is held for the place; given up,
-    the block was drawn `drawn_m` further than the push-through left it, then slid `slid_back_m`
-    back in still held, and the fingers are open and out of the way."""
+    the block was drawn `drawn_m` further than it stood out, then slid `slid_back_m` back in
+    still held, and the fingers are open and out of the way."""
     gave_up: GaveUp | None = None
     drawn_m: float = 0.0
     peak_force_n: float = 0.0
@@ -78,7 +78,7 @@ class Pulled:
 
     @property
     def left_out_m(self) -> float:
-        """Given up: how much further than the push-through left it the block sticks out."""
+        """Given up: how much further than it stood out before the pull the block sticks out."""
         return max(self.drawn_m - self.slid_back_m, 0.0)
 
     @property

@@ -27,8 +27,7 @@ from planning.motion.plans import PlanError
 from planning.policies import NoBlock, Policy, StepKind, TurnView
 from planning.game.rules import RuleOptions, check_move
 from planning.stability import BlockDims
-from planning.strategy import (RESTORE_M, TAKE_AFTER_ALL_M, Action, placement_guards,
-                               placement_slot, set_down_ends)
+from planning.strategy import RESTORE_M, Action, placement_guards, placement_slot, set_down_ends
 from planning.game.tower import layer_axis
 
 class Player:
@@ -219,7 +218,8 @@ class Turn:
     def _pull_out(self, source: Slot, belief: LoosenessBelief) -> bool:
         """Pull the pushed-out block. One the fingers cannot get around, or that drags the tower
         with it (the hands slid it back in as far as they could), is put back home from the
-        front and ruled out for the turn; one that dragged, for the game."""
+        front and ruled out for the turn; one that dragged, for the game. One that dragged and
+        will not go back is taken after all (`_take_after_all`)."""
         pulled = self.hands.pull(source)
         self.report.touches += pulled.touches
         self.report.pull_trace = list(pulled.trace)
@@ -240,22 +240,29 @@ class Turn:
         if pulled.gave_up is not GaveUp.APPROACH:
             self.player.dragged.add(source)
         short = self._restore(source, PUSH_THROUGH + pulled.left_out_m)
-        if pulled.gave_up in (GaveUp.DRAG, GaveUp.RIDER) and short > TAKE_AFTER_ALL_M \
+        if pulled.gave_up in (GaveUp.DRAG, GaveUp.RIDER) and short >= PUSH_THROUGH \
                 and not self.player.options.allow_leave_displaced:
             return self._take_after_all(source, short)
         self.chooser.jammed(source)
         return False
 
     def _take_after_all(self, source: Slot, out_m: float) -> bool:
-        """A block given up because the tower came along with it that will not go back: the
-        rules forbid leaving it out and touching another, so it is pulled again, firmly and
-        without the look for riders, and taken. One that will not come either is left where it
-        stopped, ruled out."""
+        """A block given up because the tower came along with it that the put-back left `out_m`
+        out, as far as a push-through leaves a block or further: it will not go back, and the
+        rules forbid leaving it out and touching another, so it is pulled again from where it
+        stands, firmly and without the look for riders, and taken. The fingers can close on it
+        there clear of the tower; a block left out less than that stays out (a violation the
+        rules' check reports). No look comes first: the cameras would read the block out of its
+        slot, and the turn is committed to this block. One that will not come either is let go
+        (slid back as far as it goes, if it was held) and ruled out."""
         pulled = self.hands.pull(source, out_m, insist=True)
         self.report.touches += pulled.touches
         self.report.pull_trace = list(pulled.trace)
         self.report.pull_resumed += pulled.resumed
         self.report.taken_after_all = pulled.came
+        if not pulled.came:
+            self.report.gave_up(source, pulled.gave_up, pulled.drawn_m, pulled.peak_force_n,
+                                list(pulled.trace), pulled.slid_back_m)
         if pulled.came:
             self._note(f"{slot_name(*source)} would not go back ({out_m * 1000:.1f} mm out): "
                        f"taken after all ({pulled.peak_force_n:.2f} N)")

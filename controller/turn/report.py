@@ -60,7 +60,7 @@ class TurnReport:
     let_go: list[dict] = field(default_factory=list)   # blocks given up and put back: `gave_up`
     touches: list[dict] = field(default_factory=list)  # grasp approaches that met the block
     pull_resumed: int = 0       # guard trips on a short knock, after which the pull went on
-    taken_after_all: bool = False   # given up for a drag, it would not go back and was taken
+    taken_after_all: bool = False   # given up (a drag, a rider), it would not go back: taken
     error: str | None = None
     phase: Phase | None = None  # the phase under way when the turn ended, or the last one
 

@@ -73,9 +73,10 @@ class _DragGuard:
         self._recent = np.zeros(max(1, int(round(window_s / READ_EVERY_S))))
         self._readings = 0
 
-    def fresh(self) -> _DragGuard:
-        """The same guard with no readings yet: for the next move."""
-        return _DragGuard(self.guard_n, self.drag_n, self.window_s)
+    def fresh(self, guard_n: float | None = None) -> _DragGuard:
+        """The same guard (at `guard_n`, if given) with no readings yet: for the next move."""
+        return _DragGuard(self.guard_n if guard_n is None else guard_n, self.drag_n,
+                          self.window_s)
 
     def trips(self, force_n: float) -> bool:
         self._recent[self._readings % len(self._recent)] = force_n
@@ -154,15 +155,16 @@ class BenchHands:
     # --- the hand -------------------------------------------------------------------------------
 
     def pull(self, source: tuple[int, int], guard_n: float, drag_n: float, drag_window_s: float,
-             watch_m: float | None = None, rider_m: float = 0.0, look_every_m: float = np.inf
-             ) -> Pull:
+             watch_m: float | None = None, rider_m: float = 0.0, look_every_m: float = np.inf,
+             slide_guard_n: float | None = None) -> Pull:
         """Hold the front end of the block at `source` and draw it clear of the tower, letting go
         when the pull's force passes `guard_n` with its median over the last `drag_window_s` above
         `drag_n` (the tower drags along; a shorter knock does not count), as the arm's guard does,
         and, `watch_m` out and every `look_every_m` after while its end rests SQUEEZE_INSIDE or
         more in the tower, when a block above it went `rider_m` or more out with it since the
         pull began, no further than the block was drawn with `rider_m` to spare (the arm's looks
-        for riders)."""
+        for riders). A block let go is first slid back under the same guard at `slide_guard_n`
+        (default `guard_n`)."""
         world, data = self.world, self.world.data
         block = self._block(source)
         body = world.block_body[block]
@@ -193,14 +195,15 @@ class BenchHands:
                 riders = self._riders(above, front, step * (i + 1), rider_m)
                 if riders:
                     return Pull(False, step * (i + 1), peak, riders,
-                                self._slide_back(front, step * (i + 1), guard.fresh()))
+                                self._slide_back(front, step * (i + 1), guard.fresh(slide_guard_n)))
             if i % every:
                 continue
             force = abs(float(self._grip_force() @ front))
             peak = max(peak, force)
             if guard.trips(force):
                 return Pull(False, step * (i + 1), peak,
-                            slid_back_m=self._slide_back(front, step * (i + 1), guard.fresh()))
+                            slid_back_m=self._slide_back(front, step * (i + 1),
+                                                         guard.fresh(slide_guard_n)))
         self.held = block
         return Pull(True, travel, peak)
 

@@ -47,11 +47,16 @@ MIN_SEGMENT_S = 1e-3     # s, the least time a straight move's segment takes
 # 0.12-0.15 N under the probe each tripped it 16-24 ms in, at 0.23-0.26 N, and stayed put. Sampled
 # every 0.5 mm and sped up at LIGHT_ACCEL, the first step is to 2.2 mm/s (about the probe's pace, 2-3 mm/s) and the
 # same four went through, peaking at 0.14-0.21 N (2.8 s for 22 mm in place of 1.5 s).
-# Only the start need be gentle: slowing down, the arm holds the tool back, and the wrist reads
-# that as a pull, away from the guard's direction, never as resistance. Such a push slows down at
-# LINE_ACCEL: a 24 mm push home under a light guard took 3.1 s, most of it the gentle slow-down.
+# Only the start need be that gentle: slowing down, the arm holds the tool back, and the wrist
+# reads that as a pull, away from the guard's direction, never as resistance. But the pull is
+# taken off any resistance met then, so the push's last millimetres would meet that much more
+# than its guard before it trips: at LINE_ACCEL about 0.13 N on the 1.3 kg tool (60 % over a
+# 0.21 N guard). Such a push slows down at LIGHT_DECEL: about 0.04 N. A 24 mm push home at
+# 20 mm/s is timed 2.4 s in place of 2.9 s with both ramps at LIGHT_ACCEL; a 22 mm push-through at
+# 15 mm/s 2.3 s in place of 2.8 s.
 LIGHT_GUARD_N = 0.5
 LIGHT_ACCEL = 0.01
+LIGHT_DECEL = 0.03
 LIGHT_STEP = 0.0005
 
 
@@ -67,7 +72,7 @@ def guarded_pace(guard_n: float | None) -> dict:
     """`accel`, `decel` and `step` (sampling) of a guarded push: gentler starts under a light
     guard."""
     if guard_n is not None and guard_n < LIGHT_GUARD_N:
-        return dict(accel=LIGHT_ACCEL, decel=LINE_ACCEL, step=LIGHT_STEP)
+        return dict(accel=LIGHT_ACCEL, decel=LIGHT_DECEL, step=LIGHT_STEP)
     return dict(accel=LINE_ACCEL, decel=LINE_ACCEL, step=LINE_STEP)
 
 

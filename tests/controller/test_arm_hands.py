@@ -52,6 +52,7 @@ class RecordingArm:
         self.pull_axis = None     # the last pull's guard direction
         self.slid = []            # (start, end) joint positions of each slide back under the pull's guard
         self.slide_trips = []     # wrist traces of slide backs that stop a third of the way in
+        self.trip_force_n = 0.0   # the force along the guard a `stop_when` trip reports
 
     def telemetry(self):
         moving = self.running is not None and not self.running["stopped"] and \
@@ -139,7 +140,8 @@ class RecordingArm:
         self.q = np.array(positions[len(positions) // 3 if trips else -1], float)
         self.time += float(times[-1])
         self.calls.append(("follow", guard is not None))
-        return MotionResult(MotionOutcome.GUARD if trips else MotionOutcome.DONE, 1, self.time, 0.0, self.q)
+        return MotionResult(MotionOutcome.GUARD if trips else MotionOutcome.DONE, 1, self.time,
+                            self.trip_force_n if trips else 0.0, self.q)
 
     def _pull(self, times, positions, guard):
         self.calls.append(("follow", True))
@@ -678,6 +680,11 @@ def test_a_put_back_says_how_far_short_of_home_it_stopped(planner, default_cell,
     short = arm_hands(planner, default_cell, arm).restore((8, 1), 0.02, 1.0)
     assert len([c for c in arm.calls if c == ("follow", True)]) == 1
     assert (short > 0.003) == trips and (short < 1e-4) == (not trips)
+    if trips:      # stopped pressing at 1 N, the fingertip's spring gave: the block stands further out
+        arm = RecordingArm(planner.arm.home, stop_when=lambda guard: True)
+        arm.trip_force_n = 1.0
+        pressed = arm_hands(planner, default_cell, arm).restore((8, 1), 0.02, 1.0)
+        assert pressed - short == pytest.approx(1.0 / default_cell.tool.fingertip_stiffness)
 
 
 def _held(planner, default_cell, arm, blocks, source=(5, 0), level=False):

@@ -67,6 +67,7 @@ def test_a_block_taken_after_all_is_drawn_firmly_and_unwatched():
         wait=lambda seconds: None, fallen=lambda block: False, held=7,
         truth=SimpleNamespace(displaced=lambda m: []))
     assert hands.pull((4, 1), 0.03, insist=True).came
-    assert calls[-1] == (((4, 1), TAKE_GUARD_N, DRAG_N, DRAG_WINDOW_S), {})
+    assert calls[-1] == (((4, 1), TAKE_GUARD_N, DRAG_N, DRAG_WINDOW_S),
+                         {"slide_guard_n": PULL_GUARD_N})
     hands.pull((4, 1))
     assert calls[-1][0][1] == PULL_GUARD_N and len(calls[-1][0]) > 4     # watched for riders

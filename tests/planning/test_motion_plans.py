@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from planning.game.cell import parse_cell
-from planning.motion.paces import (FREE_ACCEL, LIGHT_ACCEL, LIGHT_GUARD_N, LINE_ACCEL,
+from planning.motion.paces import (FREE_ACCEL, LIGHT_ACCEL, LIGHT_DECEL, LIGHT_GUARD_N, LINE_ACCEL,
                                    PLACE_FEEL_SPEED, PLACE_SLOW_SPEED, guarded_pace,
                                    ramped_durations)
 from planning.motion.contact_geometry import (BESIDE_CLEARANCE, CONTACT_MARGIN,
@@ -413,8 +413,8 @@ def test_a_push_under_a_light_guard_starts_at_the_probes_pace(planner, guard_n):
     under the 0.2-0.3 N safe force high in the tower that started with a step to 14 mm/s tripped
     as it began on blocks that slide at 0.15 N. Under a light guard the first step is no larger
     than the probe's 2 mm/s (and a little), and the speed-up is gentle; the cruise is the same.
-    The slow-down reads as a pull on the wrist, not as resistance: it keeps the line's pace, and
-    the push takes less time than one that also slows down gently."""
+    The slow-down reads as a pull on the wrist, not as resistance: it may be less gentle, and
+    the push takes less time than one that also slows down at LIGHT_ACCEL."""
     probe = planner.push(planner.arm.home, 15, 0, 0.005, tower_layers=TALL, guard_n=guard_n,
                          speed=0.002, retreat=False, through=PUSH_THROUGH)
     on = planner.straight(probe.q_end, probe.frame, planner.tower.axis(15) * -0.02,
@@ -430,10 +430,12 @@ def test_a_push_under_a_light_guard_starts_at_the_probes_pace(planner, guard_n):
         top = int(np.argmax(speeds))
         speeding_up = MoveStep(move.label, _head(move.trajectory, top + 1))
         assert _peak_accel(planner, speeding_up, frame) <= LIGHT_ACCEL * 2
-        assert _peak_accel(planner, move, frame) <= LINE_ACCEL * 1.5
-        assert speeds[-1] <= 0.01                     # it stops, at the line's pace
+        # it slows down at LIGHT_DECEL: a third of the line's pace, its pull on the wrist a small
+        # share of the lightest guard
+        assert _peak_accel(planner, move, frame) <= LIGHT_DECEL * 2
+        assert speeds[-1] <= 0.005
     both_gentle = ramped_durations(0.024, 48, 0.02, LIGHT_ACCEL).sum()
-    assert ramped_durations(0.024, 48, 0.02, **_pace_of(guard_n)).sum() < 0.8 * both_gentle
+    assert ramped_durations(0.024, 48, 0.02, **_pace_of(guard_n)).sum() < 0.85 * both_gentle
     # a probe keeps its pace, start to end
     probe_speeds = _segment_speeds(planner, probe.step("push"), probe.frame)
     assert probe_speeds.max() <= 0.002 * 1.01
