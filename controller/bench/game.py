@@ -43,12 +43,12 @@ class TurnRecord:
     probes: int = 0
     probed: list = field(default_factory=list)   # [layer, slot] of each test push, in order
     let_go: int = 0            # pulls given up because the tower dragged along
-    taken_after_all: bool = False   # one of them would not go back and was taken
     legal: bool = False
     fell: bool = False
     cause: str | None = None   # why the game ended in this turn, if it did
     time_s: float = 0.0        # simulated
     stories: str = ""          # after the turn, standing
+    taken_after_all: bool = False   # a pull given up would not go back, and was taken
 
 
 @dataclass
