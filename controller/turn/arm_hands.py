@@ -207,10 +207,9 @@ class ArmHands(ArmPlacing, ArmPulling):
         # stopped it at the 3 N jam limit in a seed-1 match were tight ones whose push-through had
         # dragged the tower above them.
         result = self.moves.follow(step)
-        # the fingertip's spring under the force that stopped it: the block stands that much
-        # further out than the tool
-        spring = max(result.force_n, 0.0) / self.stiffness \
-            if result.outcome is MotionOutcome.GUARD else 0.0
+        # under the force that stopped it the fingertip gave: the block stands that much further
+        # out than the tool
+        spring = self._tip_give(result.force_n) if result.outcome is MotionOutcome.GUARD else 0.0
         short = float(np.linalg.norm(self._left_of(plan, step))) + spring
         self._retreat(plan, "restore_retreat")
         return short
@@ -248,7 +247,11 @@ class ArmHands(ArmPlacing, ArmPulling):
         face = self.planner.tower.end_face_centre(layer, slot, end, protrusion)
         direction = -end * self.planner.tower.axis(layer)
         past_face = float((tip - face) @ direction) + self.planner.cell.tool.fingertip_radius
-        return max(0.0, past_face - max(force_n, 0.0) / self.stiffness)
+        return max(0.0, past_face - self._tip_give(force_n))
+
+    def _tip_give(self, force_n: float) -> float:
+        """How far (m) the sprung fingertip gives under `force_n` pressing on it."""
+        return max(force_n, 0.0) / self.stiffness
 
     def _retreat(self, push_plan: MotionPlan, label: str = "retreat", prefix: str = "",
                  gentle: bool = False) -> None:

@@ -153,7 +153,7 @@ class ArmPulling:
         return Pulled(None, 0.0, max((f for _, f in trace), default=0.0), trace, resumed=resumed)
 
     def _draw_part(self, pull: MotionPlan, label: str, axis, trace: Trace, resumed: int,
-                   watch, guard_n: float = PULL_GUARD_N) -> tuple[GaveUp | None, int]:
+                   watch, guard_n: float) -> tuple[GaveUp | None, int]:
         """One part of the pull guarded at `guard_n`, going on after knocks, with the cameras'
         `watch` for riders (if any) running beside it; what stopped it, or None when it ran to
         its end; and the knocks gone on after so far."""

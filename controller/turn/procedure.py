@@ -17,7 +17,7 @@ from __future__ import annotations
 from typing import Callable
 
 from controller.turn.checks import outcome_problem
-from controller.turn.hands import GaveUp, Hands, Look, PlaceOrder, Slot
+from controller.turn.hands import GaveUp, Hands, Look, PlaceOrder, Pulled, Slot
 from controller.turn.report import (NoMoveError, Phase, PhaseClock, ProbeRecord, TowerFellError,
                                     TurnError, TurnReport)
 from controller.wording import GAVE_UP_WHY, grasp_tries, slot_name
@@ -220,15 +220,9 @@ class Turn:
         with it (the hands slid it back in as far as they could), is put back home from the
         front and ruled out for the turn; one that dragged, for the game. One that dragged and
         will not go back is taken after all (`_take_after_all`)."""
-        pulled = self.hands.pull(source)
-        self.report.touches += pulled.touches
-        self.report.pull_trace = list(pulled.trace)
-        self.report.pull_resumed += pulled.resumed
+        pulled = self._record_pull(source, self.hands.pull(source))
         if pulled.came:
             return True
-        self.report.gave_up(source, pulled.gave_up, pulled.drawn_m, pulled.peak_force_n,
-                            None if pulled.gave_up is GaveUp.APPROACH else list(pulled.trace),
-                            pulled.slid_back_m)
         tries = f"; tries: {grasp_tries(pulled.touches)}" \
             if pulled.gave_up is GaveUp.APPROACH and pulled.touches else ""
         rode = "".join(f"; {slot_name(*slot)} came {went * 1000:.1f} mm"
@@ -246,6 +240,18 @@ class Turn:
         self.chooser.jammed(source)
         return False
 
+    def _record_pull(self, source: Slot, pulled: Pulled) -> Pulled:
+        """Put a pull on the report: its grasp's touches, its drag, its knocks, and the block's
+        let-go if it was given up."""
+        self.report.touches += pulled.touches
+        self.report.pull_trace = list(pulled.trace)
+        self.report.pull_resumed += pulled.resumed
+        if not pulled.came:
+            self.report.gave_up(source, pulled.gave_up, pulled.drawn_m, pulled.peak_force_n,
+                                None if pulled.gave_up is GaveUp.APPROACH else list(pulled.trace),
+                                pulled.slid_back_m)
+        return pulled
+
     def _take_after_all(self, source: Slot, out_m: float) -> bool:
         """A block given up because the tower came along with it that the put-back left `out_m`
         out, as far as a push-through leaves a block or further: it will not go back, and the
@@ -255,14 +261,8 @@ class Turn:
         rules' check reports). No look comes first: the cameras would read the block out of its
         slot, and the turn is committed to this block. One that will not come either is let go
         (slid back as far as it goes, if it was held) and ruled out."""
-        pulled = self.hands.pull(source, out_m, insist=True)
-        self.report.touches += pulled.touches
-        self.report.pull_trace = list(pulled.trace)
-        self.report.pull_resumed += pulled.resumed
+        pulled = self._record_pull(source, self.hands.pull(source, out_m, insist=True))
         self.report.taken_after_all = pulled.came
-        if not pulled.came:
-            self.report.gave_up(source, pulled.gave_up, pulled.drawn_m, pulled.peak_force_n,
-                                list(pulled.trace), pulled.slid_back_m)
         if pulled.came:
             self._note(f"{slot_name(*source)} would not go back ({out_m * 1000:.1f} mm out): "
                        f"taken after all ({pulled.peak_force_n:.2f} N)")
