@@ -10,7 +10,7 @@ import numpy as np
 from controller.turn.hands import Look
 from controller.wording import slot_name
 from perception.observation import TowerObservation
-from planning.game.tower import SLOTS, across_index, layer_axis
+from planning.game.tower import SLOTS, across_index
 from planning.game.geometry import TowerGeometry
 
 # The wrist reads single 4 ms knocks of 1-2.3 N on a 0.2-0.6 N drag while a loose block slides
@@ -26,6 +26,11 @@ PLACE_CLEARANCE = 0.002     # side gap left to a neighbour in the layer
 # and fell off the tower 3 s later). The cameras read a block's sideways shift to 0.04 mm on a
 # still tower and a 2 mm one as 1.97-2.01 mm; a block above that moved this far across the table
 # between the look before the pull and one a few millimetres into it rides on the drawn block.
+# Whichever way it moved: a pull that turns the blocks above (seed 3, full pipeline: 18.0's pull
+# turned layers 19 and 20 by 25 degrees, and 20.2 fell off a turn later) moves their centres 6-8 mm
+# along the pull, but the cameras place a centre from one end's marker as if the block lay along
+# its layer, so a turned block reads as moved sideways or back (19.1: 4.3 mm against the pull at
+# 15 mm out).
 RIDER_MOVED_M = 0.002
 
 
@@ -66,25 +71,22 @@ def drag_was_a_spike(trace: list[tuple[float, float]], tripped_at: float) -> boo
     return bool(recent) and float(np.median(recent)) < DRAG_N
 
 
-def riders(before: TowerObservation, after: TowerObservation, layer: int, end: int,
-           drawn_m: float, min_m: float = RIDER_MOVED_M) -> dict[tuple[int, int], float]:
-    """The blocks above `layer` that rode out on its block, drawn `drawn_m` toward its `end`
-    (+1 or -1 along the layer's axis) between two looks: each one's slot (as `before` read it)
-    and how far it went that way (m). A rider went at least `min_m` that way and no further
-    than the drawn block with `min_m` to spare, in all; a block is known by its marker, and
-    one not read by the same cameras in both looks is not judged (a block one camera reads
-    alone is placed less surely, and a marker taken for another block's reads as a leap)."""
-    along = np.zeros(2)
-    along[0 if layer_axis(layer) == "x" else 1] = end
+def riders(before: TowerObservation, after: TowerObservation, layer: int, drawn_m: float,
+           min_m: float = RIDER_MOVED_M) -> dict[tuple[int, int], float]:
+    """The blocks above `layer` that the pull of its block, drawn `drawn_m`, carried along or
+    turned between two looks: each one's slot (as `before` read it) and how far it moved across
+    the table (m). Such a block moved at least `min_m`, whichever way, and no further than the
+    drawn block with `min_m` to spare; a block is known by its marker, and one not read by the
+    same cameras in both looks is not judged (a block one camera reads alone is placed less
+    surely, and a marker taken for another block's reads as a leap)."""
     was = {b.block: b for b in before.blocks if b.layer > layer}
     moved = {}
     for block in after.blocks:
         earlier = was.get(block.block)
         if earlier is None or set(earlier.cameras) != set(block.cameras):
             continue
-        shift = np.subtract(block.position[:2], earlier.position[:2])
-        went = float(shift @ along)
-        if went >= min_m and float(np.hypot(*shift)) <= drawn_m + min_m:
+        went = float(np.hypot(*np.subtract(block.position[:2], earlier.position[:2])))
+        if min_m <= went <= drawn_m + min_m:
             moved[(earlier.layer, earlier.slot)] = went
     return dict(sorted(moved.items()))
 

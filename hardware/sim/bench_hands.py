@@ -161,9 +161,8 @@ class BenchHands:
         when the pull's force passes `guard_n` with its median over the last `drag_window_s` above
         `drag_n` (the tower drags along; a shorter knock does not count), as the arm's guard does,
         and, `watch_m` out and every `look_every_m` after while its end rests SQUEEZE_INSIDE or
-        more in the tower, when a block above it went `rider_m` or more out with it since the
-        pull began, no further than the block was drawn with `rider_m` to spare (the arm's looks
-        for riders). A block let go is first slid back under the same guard at `slide_guard_n`
+        more in the tower, when a block above it moved `rider_m` or more since the pull began, no
+        further than the block was drawn with `rider_m` to spare (the arm's looks for riders). A block let go is first slid back under the same guard at `slide_guard_n`
         (default `guard_n`)."""
         world, data = self.world, self.world.data
         block = self._block(source)
@@ -192,7 +191,7 @@ class BenchHands:
             data.mocap_pos[self._hand] = start + front * step * (i + 1)
             world.step(1)
             if i + 1 in looks:
-                riders = self._riders(above, front, step * (i + 1), rider_m)
+                riders = self._riders(above, step * (i + 1), rider_m)
                 if riders:
                     return Pull(False, step * (i + 1), peak, riders,
                                 self._slide_back(front, step * (i + 1), guard.fresh(slide_guard_n)))
@@ -233,14 +232,15 @@ class BenchHands:
                 for b in self.world.blocks
                 if (where := self.truth.slot_of(b.index)) is not None and where[0] > layer}
 
-    def _riders(self, then: dict, front: np.ndarray, drawn: float, rider_m: float) -> dict:
-        """The blocks of `then` that went `rider_m` or more along `front` since, and no further
-        than `drawn` with `rider_m` to spare in all: their slots and how far (m)."""
+    def _riders(self, then: dict, drawn: float, rider_m: float) -> dict:
+        """The blocks of `then` that moved `rider_m` or more across the table since, whichever
+        way (a block the pull turns), and no further than `drawn` with `rider_m` to spare: their
+        slots and how far (m). The arm's rule (controller/turn/checks.py `riders`), on the
+        truth's centres in place of the cameras'."""
         data, out = self.world.data, {}
         for block, (where, position) in then.items():
-            shift = (data.xpos[self.world.block_body[block]] - position)[:2]
-            went = float(shift @ front[:2])
-            if went >= rider_m and float(np.hypot(*shift)) <= drawn + rider_m:
+            went = float(np.hypot(*(data.xpos[self.world.block_body[block]] - position)[:2]))
+            if rider_m <= went <= drawn + rider_m:
                 out[where] = went
         return dict(sorted(out.items()))
 
