@@ -207,7 +207,8 @@ class ArmPulling:
                 seen = self.link.observe().observation
                 # the pull went on while the frames came: no rider went further than that
                 far = drawn(mark.q_set) + PULL_SPEED * max(seen.time - mark.device_time, 0.0)
-                self._riders = riders(before, seen, layer, far)
+                self._riders = riders(before, seen, layer, self.planner.tower.front_end(layer),
+                                      far)
                 if self._riders:
                     self.arm.stop()
                     return

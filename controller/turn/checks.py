@@ -10,7 +10,7 @@ import numpy as np
 from controller.turn.hands import Look
 from controller.wording import slot_name
 from perception.observation import TowerObservation
-from planning.game.tower import SLOTS, across_index
+from planning.game.tower import SLOTS, across_index, layer_axis
 from planning.game.geometry import TowerGeometry
 
 # The wrist reads single 4 ms knocks of 1-2.3 N on a 0.2-0.6 N drag while a loose block slides
@@ -24,14 +24,18 @@ PLACE_CLEARANCE = 0.002     # side gap left to a neighbour in the layer
 # A block lying on the one drawn can ride out on it at a drag far under the guard (seed 3: 18.1
 # went with 17.1 from the pull's first millimetre at 0.3-0.5 N, 4.7 mm when 17.1 was 7.5 mm out,
 # and fell off the tower 3 s later). The cameras read a block's sideways shift to 0.04 mm on a
-# still tower and a 2 mm one as 1.97-2.01 mm; a block above that moved this far across the table
+# still tower and a 2 mm one as 1.97-2.01 mm; a block above that went this far the pull's way
 # between the look before the pull and one a few millimetres into it rides on the drawn block.
-# Whichever way it moved: a pull that turns the blocks above (seed 3, full pipeline: 18.0's pull
-# turned layers 19 and 20 by 25 degrees, and 20.2 fell off a turn later) moves their centres 6-8 mm
-# along the pull, but the cameras place a centre from one end's marker as if the block lay along
-# its layer, so a turned block reads as moved sideways or back (19.1: 4.3 mm against the pull at
-# 15 mm out).
 RIDER_MOVED_M = 0.002
+# A pull can also turn the blocks above rather than carry them (seed 3, full pipeline: 18.0's pull
+# turned 19.1 and 19.2 by 25-27 degrees, and 20.2 fell off a turn later). The cameras place a
+# block's centre from one end's marker as if the block lay along its layer, so a turned block
+# reads as moved sideways or even back (19.1: 4.4 mm, mostly against the pull, at the 15 mm look).
+# A block above read this far from where it was, whichever way, was turned by the pull: a
+# 75 mm block turned 4.6 degrees about its centre moves its end this far. (A column of blocks
+# above that shifts 2-3 mm across the pull is not stopped for: fast seed 9, 17.0's pull, which
+# came out.)
+RIDER_TURNED_M = 0.003
 
 
 def end_protrusion(obs: TowerObservation, source: tuple[int, int], end: int) -> float:
@@ -71,22 +75,28 @@ def drag_was_a_spike(trace: list[tuple[float, float]], tripped_at: float) -> boo
     return bool(recent) and float(np.median(recent)) < DRAG_N
 
 
-def riders(before: TowerObservation, after: TowerObservation, layer: int, drawn_m: float,
-           min_m: float = RIDER_MOVED_M) -> dict[tuple[int, int], float]:
-    """The blocks above `layer` that the pull of its block, drawn `drawn_m`, carried along or
-    turned between two looks: each one's slot (as `before` read it) and how far it moved across
-    the table (m). Such a block moved at least `min_m`, whichever way, and no further than the
-    drawn block with `min_m` to spare; a block is known by its marker, and one not read by the
-    same cameras in both looks is not judged (a block one camera reads alone is placed less
-    surely, and a marker taken for another block's reads as a leap)."""
+def riders(before: TowerObservation, after: TowerObservation, layer: int, end: int,
+           drawn_m: float, min_m: float = RIDER_MOVED_M,
+           turned_m: float = RIDER_TURNED_M) -> dict[tuple[int, int], float]:
+    """The blocks above `layer` that the pull of its block, drawn `drawn_m` toward its `end` (+1
+    or -1 along the layer's axis), carried along or turned between two looks: each one's slot (as
+    `before` read it) and how far it moved across the table (m). Carried, a block went `min_m` or
+    more the pull's way; turned, it reads `turned_m` or more from where it was, whichever way.
+    Either way it went no further than the drawn block with `min_m` to spare. A block is known by
+    its marker, and one not read by the same cameras in both looks is not judged (a block one
+    camera reads alone is placed less surely, and a marker taken for another block's reads as a
+    leap)."""
+    along = np.zeros(2)
+    along[0 if layer_axis(layer) == "x" else 1] = end
     was = {b.block: b for b in before.blocks if b.layer > layer}
     moved = {}
     for block in after.blocks:
         earlier = was.get(block.block)
         if earlier is None or set(earlier.cameras) != set(block.cameras):
             continue
-        went = float(np.hypot(*np.subtract(block.position[:2], earlier.position[:2])))
-        if min_m <= went <= drawn_m + min_m:
+        shift = np.subtract(block.position[:2], earlier.position[:2])
+        went = float(np.hypot(*shift))
+        if (float(shift @ along) >= min_m or went >= turned_m) and went <= drawn_m + min_m:
             moved[(earlier.layer, earlier.slot)] = went
     return dict(sorted(moved.items()))
 

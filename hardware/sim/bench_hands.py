@@ -156,13 +156,14 @@ class BenchHands:
 
     def pull(self, source: tuple[int, int], guard_n: float, drag_n: float, drag_window_s: float,
              watch_m: float | None = None, rider_m: float = 0.0, look_every_m: float = np.inf,
-             slide_guard_n: float | None = None) -> Pull:
+             slide_guard_n: float | None = None, turned_m: float = np.inf) -> Pull:
         """Hold the front end of the block at `source` and draw it clear of the tower, letting go
         when the pull's force passes `guard_n` with its median over the last `drag_window_s` above
         `drag_n` (the tower drags along; a shorter knock does not count), as the arm's guard does,
         and, `watch_m` out and every `look_every_m` after while its end rests SQUEEZE_INSIDE or
-        more in the tower, when a block above it moved `rider_m` or more since the pull began, no
-        further than the block was drawn with `rider_m` to spare (the arm's looks for riders). A block let go is first slid back under the same guard at `slide_guard_n`
+        more in the tower, when a block above it went `rider_m` or more out with it since the
+        pull began, or was turned so that an end moved `turned_m` or more, no further than the
+        block was drawn with `rider_m` to spare (the arm's looks for riders). A block let go is first slid back under the same guard at `slide_guard_n`
         (default `guard_n`)."""
         world, data = self.world, self.world.data
         block = self._block(source)
@@ -191,7 +192,7 @@ class BenchHands:
             data.mocap_pos[self._hand] = start + front * step * (i + 1)
             world.step(1)
             if i + 1 in looks:
-                riders = self._riders(above, step * (i + 1), rider_m)
+                riders = self._riders(above, front, step * (i + 1), rider_m, turned_m)
                 if riders:
                     return Pull(False, step * (i + 1), peak, riders,
                                 self._slide_back(front, step * (i + 1), guard.fresh(slide_guard_n)))
@@ -225,22 +226,35 @@ class BenchHands:
         self._let_go()
         return went
 
-    def _above(self, layer: int) -> dict[int, tuple[tuple[int, int], np.ndarray]]:
-        """The slot each block above `layer` lies in and where (world, m) it lies now."""
-        data = self.world.data
-        return {b.index: (where, data.xpos[self.world.block_body[b.index]].copy())
-                for b in self.world.blocks
-                if (where := self.truth.slot_of(b.index)) is not None and where[0] > layer}
+    def _above(self, layer: int) -> dict[int, tuple[tuple[int, int], np.ndarray, np.ndarray]]:
+        """The slot each block above `layer` lies in, where (world, m) it lies now and which way
+        its length points (world unit vector)."""
+        data, above = self.world.data, {}
+        for b in self.world.blocks:
+            where = self.truth.slot_of(b.index)
+            if where is not None and where[0] > layer:
+                body = self.world.block_body[b.index]
+                above[b.index] = (where, data.xpos[body].copy(),
+                                  data.xmat[body].reshape(3, 3)[:, 0].copy())
+        return above
 
-    def _riders(self, then: dict, drawn: float, rider_m: float) -> dict:
-        """The blocks of `then` that moved `rider_m` or more across the table since, whichever
-        way (a block the pull turns), and no further than `drawn` with `rider_m` to spare: their
-        slots and how far (m). The arm's rule (controller/turn/checks.py `riders`), on the
-        truth's centres in place of the cameras'."""
+    def _riders(self, then: dict, front: np.ndarray, drawn: float, rider_m: float,
+                turned_m: float) -> dict:
+        """The blocks of `then` that the pull carried or turned since: their centres went
+        `rider_m` or more along `front`, or an end of theirs moved `turned_m` or more, whichever
+        way (the arm's cameras read a block by its end's marker), and no further than `drawn`
+        with `rider_m` to spare in all. Their slots and how far their centres moved (m). The
+        arm's rule (controller/turn/checks.py `riders`) on the truth."""
         data, out = self.world.data, {}
-        for block, (where, position) in then.items():
-            went = float(np.hypot(*(data.xpos[self.world.block_body[block]] - position)[:2]))
-            if rider_m <= went <= drawn + rider_m:
+        for block, (where, position, axis) in then.items():
+            body = self.world.block_body[block]
+            shift = (data.xpos[body] - position)[:2]
+            half = self.world.block_spec(block).length / 2.0
+            turn = half * (data.xmat[body].reshape(3, 3)[:2, 0] - axis[:2])
+            end_m = max(float(np.hypot(*(shift + turn))), float(np.hypot(*(shift - turn))))
+            went = float(np.hypot(*shift))
+            if (float(shift @ front[:2]) >= rider_m or end_m >= turned_m) \
+                    and went <= drawn + rider_m:
                 out[where] = went
         return dict(sorted(out.items()))
 

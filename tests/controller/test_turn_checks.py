@@ -9,7 +9,8 @@ import pytest
 from hypothesis import assume, given, strategies as st
 
 from controller.turn.hands import Look
-from controller.turn.checks import (PLACE_CLEARANCE, RIDER_MOVED_M, away_from_neighbours,
+from controller.turn.checks import (PLACE_CLEARANCE, RIDER_MOVED_M, RIDER_TURNED_M,
+                                    away_from_neighbours,
                                     outcome_problem, placement_shift, riders, support_rise)
 from perception.observation import TowerObservation
 from perception.tower_estimator import BlockObservation
@@ -106,9 +107,9 @@ def test_the_outcome_must_show_the_move_and_nothing_else():
 
 
 def test_blocks_above_that_the_drawn_block_carried_or_turned_ride_on_it():
-    """Layer 17 lies along x, drawn toward -x; 6 mm drawn. A block above that moved 2 mm or more
-    rides, whichever way: one the pull turned reads as moved sideways or back, its centre placed
-    from one end's marker."""
+    """Layer 17 lies along x, drawn toward -x; 6 mm drawn. A block above rides when it went 2 mm
+    the pull's way, or read 3 mm from where it was whichever way: turned by the pull, a block
+    reads as moved sideways or back, its centre placed from one end's marker."""
     before = observation([(17, 1, (0.0, 0.0, 262.5)), (18, 1, (0.0, 0.0, 277.5)),
                           (18, 2, (0.0, 25.0, 277.5)), (19, 0, (-25.0, 0.0, 292.5)),
                           (16, 0, (0.0, -25.0, 247.5)), (19, 1, (0.0, 0.0, 292.5)),
@@ -118,29 +119,33 @@ def test_blocks_above_that_the_drawn_block_carried_or_turned_ride_on_it():
         (17, 1, (-6.0, 0.0, 262.5)),     # the drawn block: not above itself
         (18, 1, (-3.0, 0.0, 277.5)),     # carried along: a rider
         (18, 2, (-1.0, 25.0, 277.5)),    # under the limit
-        (19, 0, (-27.5, 0.5, 292.6)),    # 2.55 mm: a rider
+        (19, 0, (-27.5, 0.5, 292.6)),    # 2.5 mm along: a rider
         (16, 0, (-5.0, -25.0, 247.5)),   # below the drawn block
-        (19, 1, (1.2, 1.5, 292.5)),      # 1.92 mm, partly back: under the limit
+        (19, 1, (2.5, 1.0, 292.5)),      # 2.7 mm, into the tower: neither
         (19, 2, (25.0 - 40.0, 0.0, 292.5)),   # further than the block was drawn: a misread
-        (18, 0, (0.5, -29.0, 277.5)),    # turned: 4 mm sideways, a rider
+        (18, 0, (0.5, -29.0, 277.5)),    # turned: read 4 mm sideways, a rider
     ])                                   # 20.1 unread in the later look
-    assert riders(before, after, 17, 0.006) == pytest.approx(
+    assert riders(before, after, 17, -1, 0.006) == pytest.approx(
         {(18, 0): np.hypot(0.0005, 0.004), (18, 1): 0.003, (19, 0): np.hypot(0.0025, 0.0005)})
-    assert list(riders(before, after, 17, 0.006, min_m=0.0028)) == [(18, 0), (18, 1)]
-    assert riders(before, before, 17, 0.006) == {}
+    assert list(riders(before, after, 17, -1, 0.006, min_m=0.0028)) == [(18, 0), (18, 1)]
+    assert list(riders(before, after, 17, -1, 0.006, turned_m=0.0045)) == [(18, 1), (19, 0)]
+    assert riders(before, before, 17, -1, 0.006) == {}
     # a block read by other cameras in the later look is not judged
     moved = observation([(18, 1, (-3.0, 0.0, 277.5))])
     moved.blocks[0] = replace(moved.blocks[0], block=1, cameras=("left", "right"))
-    assert riders(before, moved, 17, 0.006) == {}
+    assert riders(before, moved, 17, -1, 0.006) == {}
 
 
-@given(st.floats(-0.01, 0.01), st.floats(-0.01, 0.01), st.floats(-0.005, 0.005))
-def test_a_block_above_rides_exactly_when_it_moved_the_limit_and_no_further_than_the_block(
-        dx, dy, dz):
+@given(st.floats(-0.01, 0.01), st.floats(-0.01, 0.01), st.floats(-0.005, 0.005),
+       st.sampled_from([1, -1]))
+def test_a_block_above_rides_exactly_when_it_went_out_or_turned_and_no_further_than_the_block(
+        dx, dy, dz, end):
     before = observation([(17, 1, (0.0, 0.0, 262.5)), (18, 1, (0.0, 0.0, 277.5))])
     after = observation([(17, 1, (0.0, 0.0, 262.5)), (18, 1, (dx * 1000, dy * 1000, 277.5 + dz * 1000))])
-    went = float(np.hypot(np.float64(dx * 1000) / 1000, np.float64(dy * 1000) / 1000))
-    assume(abs(went - RIDER_MOVED_M) > 1e-9 and abs(went - 0.008) > 1e-9)
-    rides = RIDER_MOVED_M <= went <= 0.008
-    assert list(riders(before, after, 17, 0.006)) == ([(18, 1)] if rides else [])
-    assert riders(before, after, 18, 0.006) == {}
+    sx, sy = np.float64(dx * 1000) / 1000, np.float64(dy * 1000) / 1000
+    along, went = float(sx * end), float(np.hypot(sx, sy))
+    assume(abs(along - RIDER_MOVED_M) > 1e-9 and abs(went - RIDER_TURNED_M) > 1e-9
+           and abs(went - 0.008) > 1e-9)
+    rides = (along >= RIDER_MOVED_M or went >= RIDER_TURNED_M) and went <= 0.008
+    assert list(riders(before, after, 17, end, 0.006)) == ([(18, 1)] if rides else [])
+    assert riders(before, after, 18, end, 0.006) == {}

@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from controller.solo import SoloResult, play_game
 from controller.turn.hands import GaveUp
-from controller.turn.procedure import Player
+from controller.turn.procedure import TAKE_SLACK_M, Player
 from controller.turn.report import NoMoveError, Phase, TurnError
 from controller.wording import slot_name
 from planning.motion.contact_geometry import PUSH_THROUGH
@@ -128,13 +128,16 @@ def _gives_up_first(pulls, why=GaveUp.DRAG):
     return lambda source: (pulls.append(source), why if len(pulls) == 1 else None)[1]
 
 
-@pytest.mark.parametrize("why", [GaveUp.DRAG, GaveUp.RIDER])
-def test_a_block_that_dragged_and_will_not_go_back_is_taken_after_all(why):
+@pytest.mark.parametrize("why, short", [(GaveUp.DRAG, 0.0305), (GaveUp.RIDER, 0.0305),
+                                         # not moved by the put-back: a push-through out, give
+                                         # or take the hands' measure (fast seed 9)
+                                         (GaveUp.RIDER, PUSH_THROUGH - 0.9 * TAKE_SLACK_M)])
+def test_a_block_that_dragged_and_will_not_go_back_is_taken_after_all(why, short):
     """Fast mode, seed 4: 9.2, let go for a rider 38 mm out, slid back 10 mm and tipped over the
     tower's edge; the put-back stopped 48 mm short and the game ended there (19 2/3 stories).
     Taken after all, the game went on to 26 1/3."""
     pulls = []
-    script = Script(pull=_gives_up_first(pulls, why), short=lambda source: 0.0305)
+    script = Script(pull=_gives_up_first(pulls, why), short=lambda source: short)
     p, hands = player(script=script)
     notes = []
     p.on_note = notes.append
@@ -143,10 +146,11 @@ def test_a_block_that_dragged_and_will_not_go_back_is_taken_after_all(why):
     i = hands.steps.index(("pull", first))
     # put back from the front, then pulled again from where the put-back left it, and taken
     assert hands.steps[i + 1][0] == "restore"
-    assert hands.steps[i + 2] == ("take_after_all", first, 0.0305)
+    assert hands.steps[i + 2] == ("take_after_all", first, short)
     assert hands.steps[i + 3][0] == "place"
     assert report.source == first and report.taken_after_all and report.legal
-    assert notes[-1] == f"{slot_name(*first)} would not go back (30.5 mm out): taken after all (1.00 N)"
+    assert notes[-1] == f"{slot_name(*first)} would not go back ({short * 1000:.1f} mm out): " \
+                        f"taken after all (1.00 N)"
 
 
 def test_a_block_that_will_not_go_back_nor_come_is_left_and_ruled_out():
@@ -170,7 +174,7 @@ def test_a_block_that_will_not_go_back_nor_come_is_left_and_ruled_out():
     (GaveUp.DRAG, 0.0045, RuleOptions()),                         # short, but not far out
     # out, but less than a push-through leaves a block: the fingers cannot close on it clear of
     # the tower (the fast hands' weld could)
-    (GaveUp.DRAG, PUSH_THROUGH - 0.0005, RuleOptions()),
+    (GaveUp.DRAG, PUSH_THROUGH - TAKE_SLACK_M - 1e-6, RuleOptions()),
     (GaveUp.APPROACH, 0.0305, RuleOptions()),                     # the fingers never held it
     (GaveUp.DRAG, 0.0305, RuleOptions(allow_leave_displaced=True)),   # the rules let it stay
 ])

@@ -69,14 +69,21 @@ def test_the_pull_looks_for_riders_a_few_millimetres_out(hands, monkeypatch):
     assert hands.pull(LOOSE, 2.5, 1.2, 0.04, watch_m=0.006, rider_m=0.002).came
     hands.held = None
     hands.world.restore(state)
-    # the judgement: at least the limit, whichever way, no further than the block went
+    # the judgement: 2 mm out with the pull, or turned so that an end moved 3 mm, and no further
+    # than the block went
     front = hands.geometry.front_end(LOOSE[0]) * hands.geometry.axis(LOOSE[0])
     across = np.array([-front[1], front[0], 0.0])
     now = hands._above(LOOSE[0])
-    moved = {(8, 1): front * 0.003, (8, 0): -front * 0.003, (8, 2): across * 0.0015,
+    moved = {(8, 1): front * 0.003, (8, 0): -front * 0.0025, (8, 2): across * 0.0025,
              (9, 1): front * 0.02}
-    then = {b: (where, p - moved.get(where, 0.0)) for b, (where, p) in now.items()}
-    assert hands._riders(then, 0.006, 0.002) == pytest.approx({(8, 0): 0.003, (8, 1): 0.003})
+    then = {b: (where, p - moved.get(where, 0.0), axis) for b, (where, p, axis) in now.items()}
+    assert hands._riders(then, front, 0.006, 0.002, 0.003) == pytest.approx({(8, 1): 0.003})
+    # an end 4 mm further round: the block turned
+    block, (where, p, axis) = next((b, v) for b, v in now.items() if v[0] == (9, 0))
+    half = hands.world.block_spec(block).length / 2
+    turned = axis + np.cross([0.0, 0.0, 1.0], axis) * 0.004 / half
+    then[block] = (where, p, turned / np.linalg.norm(turned))
+    assert list(hands._riders(then, front, 0.006, 0.002, 0.003)) == [(8, 1), (9, 0)]
     # seen at the third look, 26 mm out: the hand slides the block back in and lets go of it
     # where the push-through had left it
     block = hands._block(LOOSE)
