@@ -36,6 +36,10 @@ RIDER_MOVED_M = 0.002
 # above that shifts 2-3 mm across the pull is not stopped for: fast seed 9, 17.0's pull, which
 # came out.)
 RIDER_TURNED_M = 0.003
+# A block read further than the drawn block went (with RIDER_MOVED_M to spare) was misread (a marker
+# taken for a neighbour's reads a slot's 25 mm away), unless it is within this: the end of a block
+# turned about its other end moves about twice as far as the pull at the first look.
+RIDER_READ_MAX_M = 0.012
 
 
 def end_protrusion(obs: TowerObservation, source: tuple[int, int], end: int) -> float:
@@ -82,10 +86,10 @@ def riders(before: TowerObservation, after: TowerObservation, layer: int, end: i
     or -1 along the layer's axis), carried along or turned between two looks: each one's slot (as
     `before` read it) and how far it moved across the table (m). Carried, a block went `min_m` or
     more the pull's way; turned, it reads `turned_m` or more from where it was, whichever way.
-    Either way it went no further than the drawn block with `min_m` to spare. A block is known by
-    its marker, and one not read by the same cameras in both looks is not judged (a block one
-    camera reads alone is placed less surely, and a marker taken for another block's reads as a
-    leap)."""
+    Either way it went no further than the drawn block with `min_m` to spare, or RIDER_READ_MAX_M.
+    A block is known by its marker, and one not read by the same cameras in both looks is not
+    judged (a block one camera reads alone is placed less surely, and a marker taken for another
+    block's reads as a leap)."""
     along = np.zeros(2)
     along[0 if layer_axis(layer) == "x" else 1] = end
     was = {b.block: b for b in before.blocks if b.layer > layer}
@@ -96,7 +100,8 @@ def riders(before: TowerObservation, after: TowerObservation, layer: int, end: i
             continue
         shift = np.subtract(block.position[:2], earlier.position[:2])
         went = float(np.hypot(*shift))
-        if (float(shift @ along) >= min_m or went >= turned_m) and went <= drawn_m + min_m:
+        if (float(shift @ along) >= min_m or went >= turned_m) \
+                and went <= max(drawn_m + min_m, RIDER_READ_MAX_M):
             moved[(earlier.layer, earlier.slot)] = went
     return dict(sorted(moved.items()))
 

@@ -156,15 +156,16 @@ class BenchHands:
 
     def pull(self, source: tuple[int, int], guard_n: float, drag_n: float, drag_window_s: float,
              watch_m: float | None = None, rider_m: float = 0.0, look_every_m: float = np.inf,
-             slide_guard_n: float | None = None, turned_m: float = np.inf) -> Pull:
+             slide_guard_n: float | None = None, turned_m: float = np.inf,
+             read_max_m: float = 0.0) -> Pull:
         """Hold the front end of the block at `source` and draw it clear of the tower, letting go
         when the pull's force passes `guard_n` with its median over the last `drag_window_s` above
         `drag_n` (the tower drags along; a shorter knock does not count), as the arm's guard does,
         and, `watch_m` out and every `look_every_m` after while its end rests SQUEEZE_INSIDE or
         more in the tower, when a block above it went `rider_m` or more out with it since the
-        pull began, or was turned so that an end moved `turned_m` or more, no further than the
-        block was drawn with `rider_m` to spare (the arm's looks for riders). A block let go is first slid back under the same guard at `slide_guard_n`
-        (default `guard_n`)."""
+        pull began, or was turned so that its back end moved `turned_m` or more (see `_riders`;
+        the arm's looks for riders). A block let go is first slid back under the same guard at
+        `slide_guard_n` (default `guard_n`)."""
         world, data = self.world, self.world.data
         block = self._block(source)
         body = world.block_body[block]
@@ -192,7 +193,8 @@ class BenchHands:
             data.mocap_pos[self._hand] = start + front * step * (i + 1)
             world.step(1)
             if i + 1 in looks:
-                riders = self._riders(above, front, step * (i + 1), rider_m, turned_m)
+                riders = self._riders(above, front, step * (i + 1), rider_m, turned_m,
+                                      read_max_m)
                 if riders:
                     return Pull(False, step * (i + 1), peak, riders,
                                 self._slide_back(front, step * (i + 1), guard.fresh(slide_guard_n)))
@@ -239,22 +241,22 @@ class BenchHands:
         return above
 
     def _riders(self, then: dict, front: np.ndarray, drawn: float, rider_m: float,
-                turned_m: float) -> dict:
-        """The blocks of `then` that the pull carried or turned since: their centres went
-        `rider_m` or more along `front`, or an end of theirs moved `turned_m` or more, whichever
-        way (the arm's cameras read a block by its end's marker), and no further than `drawn`
-        with `rider_m` to spare in all. Their slots and how far their centres moved (m). The
-        arm's rule (controller/turn/checks.py `riders`) on the truth."""
+                turned_m: float, read_max_m: float) -> dict:
+        """The blocks of `then` that the pull carried or turned since: the arm's rule
+        (controller/turn/checks.py `riders`) on the truth. Carried, a block's centre went
+        `rider_m` or more along `front`; turned, the end the cameras read (the back one) moved
+        `turned_m` or more, whichever way. Either way no further than `drawn` with `rider_m` to
+        spare, or `read_max_m`. Their slots and how far that end moved (m)."""
         data, out = self.world.data, {}
         for block, (where, position, axis) in then.items():
             body = self.world.block_body[block]
             shift = (data.xpos[body] - position)[:2]
-            half = self.world.block_spec(block).length / 2.0
-            turn = half * (data.xmat[body].reshape(3, 3)[:2, 0] - axis[:2])
-            end_m = max(float(np.hypot(*(shift + turn))), float(np.hypot(*(shift - turn))))
-            went = float(np.hypot(*shift))
-            if (float(shift @ front[:2]) >= rider_m or end_m >= turned_m) \
-                    and went <= drawn + rider_m:
+            back = -self.geometry.front_end(where[0]) * self.geometry.axis(where[0])[:2]
+            half = self.world.block_spec(block).length / 2.0 * np.sign(float(axis[:2] @ back))
+            end = shift + half * (data.xmat[body].reshape(3, 3)[:2, 0] - axis[:2])
+            went = float(np.hypot(*end))
+            if (float(shift @ front[:2]) >= rider_m or went >= turned_m) \
+                    and went <= max(drawn + rider_m, read_max_m):
                 out[where] = went
         return dict(sorted(out.items()))
 

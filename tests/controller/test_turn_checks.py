@@ -9,7 +9,8 @@ import pytest
 from hypothesis import assume, given, strategies as st
 
 from controller.turn.hands import Look
-from controller.turn.checks import (PLACE_CLEARANCE, RIDER_MOVED_M, RIDER_TURNED_M,
+from controller.turn.checks import (PLACE_CLEARANCE, RIDER_MOVED_M, RIDER_READ_MAX_M,
+                                    RIDER_TURNED_M,
                                     away_from_neighbours,
                                     outcome_problem, placement_shift, riders, support_rise)
 from perception.observation import TowerObservation
@@ -114,7 +115,7 @@ def test_blocks_above_that_the_drawn_block_carried_or_turned_ride_on_it():
                           (18, 2, (0.0, 25.0, 277.5)), (19, 0, (-25.0, 0.0, 292.5)),
                           (16, 0, (0.0, -25.0, 247.5)), (19, 1, (0.0, 0.0, 292.5)),
                           (19, 2, (25.0, 0.0, 292.5)), (18, 0, (0.0, -25.0, 277.5)),
-                          (20, 1, (0.0, 0.0, 307.5))])
+                          (20, 1, (0.0, 0.0, 307.5)), (20, 0, (-25.0, 0.0, 307.5))])
     after = observation([
         (17, 1, (-6.0, 0.0, 262.5)),     # the drawn block: not above itself
         (18, 1, (-3.0, 0.0, 277.5)),     # carried along: a rider
@@ -124,11 +125,16 @@ def test_blocks_above_that_the_drawn_block_carried_or_turned_ride_on_it():
         (19, 1, (2.5, 1.0, 292.5)),      # 2.7 mm, into the tower: neither
         (19, 2, (25.0 - 40.0, 0.0, 292.5)),   # further than the block was drawn: a misread
         (18, 0, (0.5, -29.0, 277.5)),    # turned: read 4 mm sideways, a rider
-    ])                                   # 20.1 unread in the later look
+        (20, 1, (20.0, 0.0, 307.5)),     # placeholder: 20.1 is unread in the later look
+        (20, 0, (-25.0, 11.0, 307.5)),   # turned further: read 11 mm, under RIDER_READ_MAX_M
+    ])
+    del after.blocks[8]
     assert riders(before, after, 17, -1, 0.006) == pytest.approx(
-        {(18, 0): np.hypot(0.0005, 0.004), (18, 1): 0.003, (19, 0): np.hypot(0.0025, 0.0005)})
-    assert list(riders(before, after, 17, -1, 0.006, min_m=0.0028)) == [(18, 0), (18, 1)]
-    assert list(riders(before, after, 17, -1, 0.006, turned_m=0.0045)) == [(18, 1), (19, 0)]
+        {(18, 0): np.hypot(0.0005, 0.004), (18, 1): 0.003, (19, 0): np.hypot(0.0025, 0.0005),
+         (20, 0): 0.011})
+    assert list(riders(before, after, 17, -1, 0.006, min_m=0.0028)) == [(18, 0), (18, 1), (20, 0)]
+    assert list(riders(before, after, 17, -1, 0.006, turned_m=0.0045)) == [(18, 1), (19, 0),
+                                                                         (20, 0)]
     assert riders(before, before, 17, -1, 0.006) == {}
     # a block read by other cameras in the later look is not judged
     moved = observation([(18, 1, (-3.0, 0.0, 277.5))])
@@ -144,8 +150,9 @@ def test_a_block_above_rides_exactly_when_it_went_out_or_turned_and_no_further_t
     after = observation([(17, 1, (0.0, 0.0, 262.5)), (18, 1, (dx * 1000, dy * 1000, 277.5 + dz * 1000))])
     sx, sy = np.float64(dx * 1000) / 1000, np.float64(dy * 1000) / 1000
     along, went = float(sx * end), float(np.hypot(sx, sy))
+    most = max(0.006 + RIDER_MOVED_M, RIDER_READ_MAX_M)
     assume(abs(along - RIDER_MOVED_M) > 1e-9 and abs(went - RIDER_TURNED_M) > 1e-9
-           and abs(went - 0.008) > 1e-9)
-    rides = (along >= RIDER_MOVED_M or went >= RIDER_TURNED_M) and went <= 0.008
+           and abs(went - most) > 1e-9)
+    rides = (along >= RIDER_MOVED_M or went >= RIDER_TURNED_M) and went <= most
     assert list(riders(before, after, 17, end, 0.006)) == ([(18, 1)] if rides else [])
     assert riders(before, after, 18, end, 0.006) == {}

@@ -66,24 +66,31 @@ def test_the_pull_looks_for_riders_a_few_millimetres_out(hands, monkeypatch):
     hands.mark()
     hands.push(LOOSE, 0.027, 3.0, 0.02)
     state = hands.world.save()
-    assert hands.pull(LOOSE, 2.5, 1.2, 0.04, watch_m=0.006, rider_m=0.002).came
+    assert hands.pull(LOOSE, 2.5, 1.2, 0.04, watch_m=0.006, rider_m=0.002, turned_m=0.003,
+                      read_max_m=0.012).came
     hands.held = None
     hands.world.restore(state)
-    # the judgement: 2 mm out with the pull, or turned so that an end moved 3 mm, and no further
-    # than the block went
+    # the judgement: 2 mm out with the pull, or turned so that the back end moved 3 mm, and no
+    # further than the block went (or 12 mm)
     front = hands.geometry.front_end(LOOSE[0]) * hands.geometry.axis(LOOSE[0])
     across = np.array([-front[1], front[0], 0.0])
     now = hands._above(LOOSE[0])
+    # an untouched block's length lies along its layer
+    assert all(abs(axis @ hands.geometry.axis(where[0])) > 0.99 for where, _, axis in now.values())
     moved = {(8, 1): front * 0.003, (8, 0): -front * 0.0025, (8, 2): across * 0.0025,
              (9, 1): front * 0.02}
     then = {b: (where, p - moved.get(where, 0.0), axis) for b, (where, p, axis) in now.items()}
-    assert hands._riders(then, front, 0.006, 0.002, 0.003) == pytest.approx({(8, 1): 0.003})
-    # an end 4 mm further round: the block turned
+
+    def riders():
+        return hands._riders(then, front, 0.006, 0.002, 0.003, 0.012)
+    assert riders() == pytest.approx({(8, 1): 0.003})
+    # turned about its centre so that each end moved 4 mm: a rider; 14 mm: past what is read
     block, (where, p, axis) = next((b, v) for b, v in now.items() if v[0] == (9, 0))
     half = hands.world.block_spec(block).length / 2
-    turned = axis + np.cross([0.0, 0.0, 1.0], axis) * 0.004 / half
-    then[block] = (where, p, turned / np.linalg.norm(turned))
-    assert list(hands._riders(then, front, 0.006, 0.002, 0.003)) == [(8, 1), (9, 0)]
+    for end_m, rides in ((0.004, True), (0.014, False)):
+        turned = axis + np.cross([0.0, 0.0, 1.0], axis) * end_m / half
+        then[block] = (where, p, turned / np.linalg.norm(turned))
+        assert ((9, 0) in riders()) == rides
     # seen at the third look, 26 mm out: the hand slides the block back in and lets go of it
     # where the push-through had left it
     block = hands._block(LOOSE)
