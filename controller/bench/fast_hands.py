@@ -11,8 +11,7 @@ from __future__ import annotations
 from controller.turn.arm_hands import PROBE_DEPTH
 from controller.turn.arm_pulling import (PULL_GUARD_N, RIDE_LOOK_EVERY_M, RIDE_WATCH_M,
                                         TAKE_GUARD_N)
-from controller.turn.checks import (DRAG_N, DRAG_WINDOW_S, RIDER_MOVED_M, RIDER_READ_MAX_M,
-                                    RIDER_TURNED_M)
+from controller.turn.checks import DRAG_N, DRAG_WINDOW_S, rides
 from controller.turn.hands import Felt, GaveUp, Look, PlaceOrder, Pulled, Pushed, Slot
 from controller.turn.report import TowerFellError, TurnError
 from hardware.sim.bench_hands import PROBE_SPEED, PUSH_SPEED, BenchHands
@@ -98,8 +97,7 @@ class FastHands:
                                slide_guard_n=PULL_GUARD_N)
             else:
                 p = bench.pull(source, PULL_GUARD_N, DRAG_N, DRAG_WINDOW_S,
-                               RIDE_WATCH_M + LOOK_LAG_M, RIDER_MOVED_M, RIDE_LOOK_EVERY_M,
-                               turned_m=RIDER_TURNED_M, read_max_m=RIDER_READ_MAX_M)
+                               RIDE_WATCH_M + LOOK_LAG_M, rides, RIDE_LOOK_EVERY_M)
         except LookupError as exc:
             raise TurnError(str(exc)) from None
         bench.wait(CARRY_S)

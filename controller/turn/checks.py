@@ -100,10 +100,19 @@ def riders(before: TowerObservation, after: TowerObservation, layer: int, end: i
             continue
         shift = np.subtract(block.position[:2], earlier.position[:2])
         went = float(np.hypot(*shift))
-        if (float(shift @ along) >= min_m or went >= turned_m) \
-                and went <= max(drawn_m + min_m, RIDER_READ_MAX_M):
+        if rides(float(shift @ along), went, drawn_m, min_m, turned_m):
             moved[(earlier.layer, earlier.slot)] = went
     return dict(sorted(moved.items()))
+
+
+def rides(along_m: float, moved_m: float, drawn_m: float, min_m: float = RIDER_MOVED_M,
+          turned_m: float = RIDER_TURNED_M) -> bool:
+    """Whether a block above a pull rides on it: its end as the cameras read it went `along_m`
+    the pull's way and `moved_m` in all (m), the pulled block `drawn_m`. Carried, it went
+    `min_m` or more along; turned, it moved `turned_m` or more, whichever way; either way no
+    further than the drawn block with `min_m` to spare, or RIDER_READ_MAX_M (see `riders`)."""
+    return (along_m >= min_m or moved_m >= turned_m) \
+        and moved_m <= max(drawn_m + min_m, RIDER_READ_MAX_M)
 
 
 def neighbours_in(obs: TowerObservation, target: tuple[int, int]) -> list[int]:

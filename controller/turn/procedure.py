@@ -264,9 +264,9 @@ class Turn:
         """A block given up because the tower came along with it that the put-back left `out_m`
         out, as far as a push-through leaves a block (within TAKE_SLACK_M) or further: it will
         not go back, and the rules forbid leaving it out and touching another, so it is pulled
-        again from where it stands, firmly and without the look for riders, and taken. The fingers can close on it
-        there clear of the tower; a block left out less than that stays out (a violation the
-        rules' check reports). No look comes first: the cameras would read the block out of its
+        again from where it stands, firmly and without the look for riders, and taken. The
+        fingers can close on it there clear of the tower; a block left out less than that stays
+        out (a violation the rules' check reports). No look comes first: the cameras would read the block out of its
         slot, and the turn is committed to this block. One that will not come either is let go
         (slid back as far as it goes, if it was held) and ruled out."""
         pulled = self._record_pull(source, self.hands.pull(source, out_m, insist=True))

@@ -17,6 +17,7 @@ For benchmarks only: it reads ground truth, which the product never may.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Callable
 
 import numpy as np
 
@@ -155,16 +156,16 @@ class BenchHands:
     # --- the hand -------------------------------------------------------------------------------
 
     def pull(self, source: tuple[int, int], guard_n: float, drag_n: float, drag_window_s: float,
-             watch_m: float | None = None, rider_m: float = 0.0, look_every_m: float = np.inf,
-             slide_guard_n: float | None = None, turned_m: float = np.inf,
-             read_max_m: float = 0.0) -> Pull:
+             watch_m: float | None = None,
+             rides: Callable[[float, float, float], bool] | None = None,
+             look_every_m: float = np.inf, slide_guard_n: float | None = None) -> Pull:
         """Hold the front end of the block at `source` and draw it clear of the tower, letting go
         when the pull's force passes `guard_n` with its median over the last `drag_window_s` above
         `drag_n` (the tower drags along; a shorter knock does not count), as the arm's guard does,
         and, `watch_m` out and every `look_every_m` after while its end rests SQUEEZE_INSIDE or
-        more in the tower, when a block above it went `rider_m` or more out with it since the
-        pull began, or was turned so that its back end moved `turned_m` or more (see `_riders`;
-        the arm's looks for riders). A block let go is first slid back under the same guard at
+        more in the tower, when a block above it `rides` on the pull (the arm's rule,
+        controller/turn/checks.py `rides`, judged on the truth: see `_riders`; the arm's looks
+        for riders). A block let go is first slid back under the same guard at
         `slide_guard_n` (default `guard_n`)."""
         world, data = self.world, self.world.data
         block = self._block(source)
@@ -180,7 +181,7 @@ class BenchHands:
         step = PULL_SPEED * world.timestep
         n = int(np.ceil(travel / step))
         marks = []
-        if watch_m is not None:
+        if watch_m is not None and rides is not None:
             marks.append(watch_m)
             while marks[-1] + look_every_m <= length - out - SQUEEZE_INSIDE:
                 marks.append(marks[-1] + look_every_m)
@@ -193,8 +194,7 @@ class BenchHands:
             data.mocap_pos[self._hand] = start + front * step * (i + 1)
             world.step(1)
             if i + 1 in looks:
-                riders = self._riders(above, front, step * (i + 1), rider_m, turned_m,
-                                      read_max_m)
+                riders = self._riders(above, front, step * (i + 1), rides)
                 if riders:
                     return Pull(False, step * (i + 1), peak, riders,
                                 self._slide_back(front, step * (i + 1), guard.fresh(slide_guard_n)))
@@ -240,13 +240,12 @@ class BenchHands:
                                   data.xmat[body].reshape(3, 3)[:, 0].copy())
         return above
 
-    def _riders(self, then: dict, front: np.ndarray, drawn: float, rider_m: float,
-                turned_m: float, read_max_m: float) -> dict:
-        """The blocks of `then` that the pull carried or turned since: the arm's rule
-        (controller/turn/checks.py `riders`) on the truth. Carried, a block's centre went
-        `rider_m` or more along `front`; turned, the end the cameras read (the back one) moved
-        `turned_m` or more, whichever way. Either way no further than `drawn` with `rider_m` to
-        spare, or `read_max_m`. Their slots and how far that end moved (m)."""
+    def _riders(self, then: dict, front: np.ndarray, drawn: float,
+                rides: Callable[[float, float, float], bool]) -> dict:
+        """The blocks of `then` that the pull carried or turned since, by the arm's rule `rides`
+        (how far the block went along `front`, how far it moved in all, how far the pulled block
+        was drawn) judged on the truth: along, its centre; in all, the end the cameras read (the
+        back one). Their slots and how far that end moved (m)."""
         data, out = self.world.data, {}
         for block, (where, position, axis) in then.items():
             body = self.world.block_body[block]
@@ -255,8 +254,7 @@ class BenchHands:
             half = self.world.block_spec(block).length / 2.0 * np.sign(float(axis[:2] @ back))
             end = shift + half * (data.xmat[body].reshape(3, 3)[:2, 0] - axis[:2])
             went = float(np.hypot(*end))
-            if (float(shift @ front[:2]) >= rider_m or went >= turned_m) \
-                    and went <= max(drawn + rider_m, read_max_m):
+            if rides(float(shift @ front[:2]), went, drawn):
                 out[where] = went
         return dict(sorted(out.items()))
 

@@ -7,6 +7,7 @@ waiting on a resting tower costs no stepping."""
 import numpy as np
 import pytest
 
+from controller.turn.checks import rides
 from hardware.sim.bench_hands import BenchHands
 from hardware.sim.world import SimWorld
 
@@ -66,12 +67,11 @@ def test_the_pull_looks_for_riders_a_few_millimetres_out(hands, monkeypatch):
     hands.mark()
     hands.push(LOOSE, 0.027, 3.0, 0.02)
     state = hands.world.save()
-    assert hands.pull(LOOSE, 2.5, 1.2, 0.04, watch_m=0.006, rider_m=0.002, turned_m=0.003,
-                      read_max_m=0.012).came
+    assert hands.pull(LOOSE, 2.5, 1.2, 0.04, watch_m=0.006, rides=rides).came
     hands.held = None
     hands.world.restore(state)
-    # the judgement: 2 mm out with the pull, or turned so that the back end moved 3 mm, and no
-    # further than the block went (or 12 mm)
+    # the judgement (the arm's `rides`): 2 mm out with the pull, or turned so that the back end
+    # moved 3 mm, and no further than the block went (or 12 mm)
     front = hands.geometry.front_end(LOOSE[0]) * hands.geometry.axis(LOOSE[0])
     across = np.array([-front[1], front[0], 0.0])
     now = hands._above(LOOSE[0])
@@ -82,22 +82,22 @@ def test_the_pull_looks_for_riders_a_few_millimetres_out(hands, monkeypatch):
     then = {b: (where, p - moved.get(where, 0.0), axis) for b, (where, p, axis) in now.items()}
 
     def riders():
-        return hands._riders(then, front, 0.006, 0.002, 0.003, 0.012)
+        return hands._riders(then, front, 0.006, rides)
     assert riders() == pytest.approx({(8, 1): 0.003})
     # turned about its centre so that each end moved 4 mm: a rider; 14 mm: past what is read
     block, (where, p, axis) = next((b, v) for b, v in now.items() if v[0] == (9, 0))
     half = hands.world.block_spec(block).length / 2
-    for end_m, rides in ((0.004, True), (0.014, False)):
+    for end_m, rider in ((0.004, True), (0.014, False)):
         turned = axis + np.cross([0.0, 0.0, 1.0], axis) * end_m / half
         then[block] = (where, p, turned / np.linalg.norm(turned))
-        assert ((9, 0) in riders()) == rides
+        assert ((9, 0) in riders()) == rider
     # seen at the third look, 26 mm out: the hand slides the block back in and lets go of it
     # where the push-through had left it
     block = hands._block(LOOSE)
     pushed_out = hands.truth.pose(block).position.copy()
     looks = iter([{}, {}, {(8, 1): 0.003}])
     monkeypatch.setattr(hands, "_riders", lambda *args: next(looks))
-    pull = hands.pull(LOOSE, 2.5, 1.2, 0.04, watch_m=0.006, rider_m=0.002, look_every_m=0.01)
+    pull = hands.pull(LOOSE, 2.5, 1.2, 0.04, watch_m=0.006, rides=rides, look_every_m=0.01)
     assert not pull.came and pull.riders == {(8, 1): 0.003} and hands.held is None
     assert pull.drawn_m == pytest.approx(0.026, abs=1e-4)
     assert pull.slid_back_m == pytest.approx(pull.drawn_m, abs=1e-4)
