@@ -27,6 +27,7 @@ from planning.motion.paces import guarded_pace, retreat_pace
 from planning.motion.contact_geometry import PUSH_THROUGH
 from planning.motion.planner import MotionPlanner
 from planning.motion.plans import ForceGuard, MotionPlan, MoveStep, PlanError
+from planning.motion.trajectory import JointTrajectory
 from planning.policies import Policy
 from planning.game.rules import RuleOptions
 from planning.stability import BlockDims
@@ -174,7 +175,7 @@ class ArmHands(ArmPlacing, ArmPulling):
         jammed = result.outcome is MotionOutcome.GUARD
         force_n = self.moves.force_along(jam.direction) if jammed else 0.0
         moved = self._block_travel(plan.frame, source, end, protrusion, force_n)
-        self._retreat(plan, "back_out")
+        self._retreat(plan, "back_out", pushed_on=step.trajectory)
         return Pushed(jammed, moved)
 
     def restore(self, source: Slot, travel_m: float, jam_n: float) -> float:
@@ -254,10 +255,11 @@ class ArmHands(ArmPlacing, ArmPulling):
         return max(force_n, 0.0) / self.stiffness
 
     def _retreat(self, push_plan: MotionPlan, label: str = "retreat", prefix: str = "",
-                 gentle: bool = False) -> None:
+                 gentle: bool = False, pushed_on: JointTrajectory | None = None) -> None:
         """Straight back out along a push, from wherever it stopped to where its approach began
         (`prefix`: the push's steps are named so inside a bigger plan, as `align_`), at the free
-        pace unless `gentle`."""
+        pace unless `gentle`. `pushed_on`: the straight move that went on from where the push
+        stopped (a push-through), if one did."""
         direction = self.moves.push_direction(push_plan, prefix)
         began = self.planner.arm.fk(push_plan.step(prefix + "approach").trajectory.start,
                                     push_plan.frame).t
@@ -269,10 +271,24 @@ class ArmHands(ArmPlacing, ArmPulling):
             back = float((here - began) @ direction)
             if back < RETREAT_THERE_M:
                 return
-            self.moves.run(self.planner.straight(self.moves.q(), push_plan.frame,
-                                                 -direction * back, tower_layers=self.layers,
-                                                 exempt=("probe",), label=label,
-                                                 **retreat_pace(gentle)))
+            try:
+                plan = self.planner.straight(self.moves.q(), push_plan.frame, -direction * back,
+                                             tower_layers=self.layers, exempt=("probe",),
+                                             label=label, **retreat_pace(gentle))
+            except PlanError as exc:
+                # In a seed-2 game no straight retreat could be planned from where a probe of
+                # layer 3 stopped (a joint's jump): back the way the tool came, then.
+                came_by = (push_plan.step(prefix + "approach").trajectory,
+                           push_plan.step(prefix + "push").trajectory)
+                try:
+                    plan = self.planner.retrace(self.moves.q(), push_plan.frame,
+                                                came_by + ((pushed_on,) if pushed_on else ()),
+                                                direction, tower_layers=self.layers,
+                                                exempt=("probe",), label=label,
+                                                **retreat_pace(gentle))
+                except PlanError as retrace_exc:
+                    raise PlanError(f"{exc}; {retrace_exc}") from None
+            self.moves.run(plan)
 
     def clear(self) -> None:
         self.moves.transit(self.planner.arm.home, self.layers + 1)

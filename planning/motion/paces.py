@@ -83,12 +83,22 @@ def ramped_durations(length: float, n: int, speed: float, accel: float,
     The device interpolates between waypoints, so each segment's speed is a step, and the wrist
     sensor feels every jolt as the tool's mass times its acceleration: recorded pulls read up to
     1.8 N in their first fifth, against under 0.5 N of drag from a loose block."""
+    return ramped_segments(np.linspace(0.0, length, n + 1), speed, accel, decel)
+
+
+def ramped_segments(at: np.ndarray, speed: float, accel: float,
+                    decel: float | None = None) -> np.ndarray:
+    """Durations of the segments between the waypoints of a tool path at distances `at` (m along
+    the path, increasing from 0), timed as `ramped_durations` times equal ones."""
+    at = np.asarray(at, float)
+    n = len(at) - 1
+    length = float(at[-1] - at[0])
     if length <= MIN_LINE:
         # A move of no length (a retreat from where the tool already is) still needs
         # increasing times; 0/0 here once sent the device a trajectory timed in NaNs.
         return np.full(n, MIN_SEGMENT_S)
-    step = length / n
-    mid = (np.arange(n) + 0.5) * step
+    steps = np.diff(at)
+    mid = (at[:-1] + at[1:]) / 2 - at[0]
     decel = accel if decel is None else decel
-    ramp = np.sqrt(2 * np.minimum(accel * mid, decel * (length - mid)))
-    return np.maximum(step / np.minimum(speed, ramp), MIN_SEGMENT_S)
+    ramp = np.sqrt(2 * np.maximum(np.minimum(accel * mid, decel * (length - mid)), 0.0))
+    return np.maximum(steps / np.maximum(np.minimum(speed, ramp), 1e-9), MIN_SEGMENT_S)

@@ -27,10 +27,10 @@ from planning.motion import tool_poses
 from planning.motion.paces import (APPROACH_SPEED, FREE_ACCEL, HELD_TRANSIT_SPEED_SCALE,
                                    LINE_ACCEL, LINE_STEP, PLACE_SLOW_SPEED, PLACE_SPEED, PULL_SPEED,
                                    PLACE_FEEL_SPEED, PUSH_HOME_SPEED, TRANSIT_SPEED_SCALE, guarded_pace,
-                                   ramped_durations, retreat_pace)
+                                   ramped_durations, ramped_segments, retreat_pace)
 from planning.motion.contact_geometry import (BESIDE_CLEARANCE, CONTACT_LEAD, CONTACT_MARGIN,
                                               DIRECT_FINGER_MARGIN, FINGER_MARGIN, GRASP_RAISES,
-                                              GRIP_DEPTH, MAX_JOINT_STEP, PLACE_GUARD_N,
+                                              GRIP_DEPTH, MAX_JOINT_STEP, MIN_BACK, PLACE_GUARD_N,
                                               PLACE_HOVER, PLACE_OVERHANG, PLACE_PRESS, PLACE_SLOW,
                                               PROBE_TABLE_CLEARANCE, PULL_CLEARANCE, PULL_GRIP_N,
                                               SQUEEZE_INSIDE, STANDOFF, TRANSIT_MARGIN,
@@ -85,6 +85,39 @@ class MotionPlanner:
         except PlanError as exc:
             raise PlanError(f"cannot plan the straight move '{label}': {exc}") from None
         return MotionPlan("straight", (MoveStep(label, line),), held=held)
+
+    def retrace(self, q_now: np.ndarray, frame: str, came_by: tuple[JointTrajectory, ...],
+                direction: np.ndarray, *, tower_layers: float, exempt: tuple[str, ...] = (),
+                label: str = "retrace", speed: float = APPROACH_SPEED,
+                accel: float = LINE_ACCEL) -> MotionPlan:
+        """Back the way the tool came: the joint paths `came_by` (in the order they ran, each a
+        straight move of `frame` along `direction` at one orientation, as a push's approach and
+        push), run in reverse from where the arm stopped on them (`q_now`) to where the first
+        began. For a retreat the straight planner cannot plan from where a push stopped (in a
+        seed-2 game, after a probe of layer 3: a joint's jump): the way in was planned and run."""
+        q_now = np.asarray(q_now, float)
+        direction = np.asarray(direction, float)
+        waypoints = np.vstack([t.positions for t in came_by])
+        along = np.array([self.arm.fk(q, frame).t @ direction for q in waypoints])
+        here = float(self.arm.fk(q_now, frame).t @ direction)
+        # only waypoints behind the tool: none is passed on the way out
+        behind = [i for i in range(len(waypoints)) if along[i] < here - MIN_BACK]
+        if not behind or np.max(np.abs(waypoints[behind[-1]] - q_now)) > MAX_JOINT_STEP:
+            raise PlanError(f"cannot retrace '{label}': the arm is not on the path it came by")
+        path, at = [q_now], [here]
+        for i in reversed(behind):
+            if at[-1] - along[i] > MIN_BACK:
+                path.append(waypoints[i])
+                at.append(float(along[i]))
+        path = np.array(path)
+        contact = _Contact(tower_layers, CONTACT_MARGIN, exempt=exempt)
+        clear = self._clear_many(path[1:], contact)
+        if not clear.all():
+            raise PlanError(describe(self.checker.contacts(
+                path[1 + int(np.argmin(clear))], tower_layers, contact.margin, exempt, None,
+                contact.fine_margin)))
+        timing = ramped_segments(here - np.array(at), speed, accel)
+        return MotionPlan("straight", (MoveStep(label, self._timed(path, 1.0, timing)),))
 
     # --- push ---------------------------------------------------------------------------------
 

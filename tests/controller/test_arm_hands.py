@@ -874,3 +874,31 @@ def test_a_withdrawal_that_ended_short_goes_again(planner, default_cell):
     began = planner.arm.fk(plan.step("approach").trajectory.start, plan.frame).t
     assert np.linalg.norm(planner.arm.fk(arm.q, plan.frame).t - began) < 1e-4
     assert arm.calls[-2:] == [("follow", False), ("follow", False)]
+
+
+@pytest.mark.parametrize("then_through", [False, True])
+def test_a_retreat_the_straight_planner_cannot_plan_backs_the_way_it_came(
+        planner, default_cell, monkeypatch, then_through):
+    """Seed 2: after a probe of layer 3 no straight retreat could be planned (a joint's jump) and
+    the game stopped; the way in was planned and run, so the arm backs out along it."""
+    arm = RecordingArm(planner.arm.home)
+    hands = arm_hands(planner, default_cell, arm)
+    hands.probe((7, 1), 0.5)
+    plan = hands._at_block[1]
+    straight, refused = planner.straight, []
+
+    def retreats_unplannable(q, frame, displacement, **kwargs):
+        if kwargs.get("label") in ("retreat", "back_out"):
+            refused.append(kwargs["label"])
+            raise PlanError(f"cannot plan the straight move '{kwargs['label']}': the straight "
+                            "move passes a singularity or a joint limit")
+        return straight(q, frame, displacement, **kwargs)
+    monkeypatch.setattr(planner, "straight", retreats_unplannable)
+    if then_through:
+        assert not hands.push_through((7, 1), 3.0).jammed
+    else:
+        hands.withdraw()
+    assert refused == ["back_out" if then_through else "retreat"]
+    began = planner.arm.fk(plan.step("approach").trajectory.start, plan.frame).t
+    assert np.linalg.norm(planner.arm.fk(arm.q, plan.frame).t - began) < 1e-4
+    assert arm.calls[-1] == ("follow", False)
