@@ -258,8 +258,9 @@ class ArmHands(ArmPlacing, ArmPulling):
                  gentle: bool = False, pushed_on: JointTrajectory | None = None) -> None:
         """Straight back out along a push, from wherever it stopped to where its approach began
         (`prefix`: the push's steps are named so inside a bigger plan, as `align_`), at the free
-        pace unless `gentle`. `pushed_on`: the straight move that went on from where the push
-        stopped (a push-through), if one did."""
+        pace unless `gentle`; where no straight move out can be planned, back along the way in.
+        `pushed_on`: the straight move that went on from where the push stopped (a
+        push-through), if one did: part of the way in."""
         direction = self.moves.push_direction(push_plan, prefix)
         began = self.planner.arm.fk(push_plan.step(prefix + "approach").trajectory.start,
                                     push_plan.frame).t
@@ -277,7 +278,8 @@ class ArmHands(ArmPlacing, ArmPulling):
                                              label=label, **retreat_pace(gentle))
             except PlanError as exc:
                 # In a seed-2 game no straight retreat could be planned from where a probe of
-                # layer 3 stopped (a joint's jump): back the way the tool came, then.
+                # layer 3 stopped (a joint's jump), and the game stopped. Whatever the reason (a
+                # jump, a contact, no inverse kinematics), the way in was planned and run.
                 came_by = (push_plan.step(prefix + "approach").trajectory,
                            push_plan.step(prefix + "push").trajectory)
                 try:

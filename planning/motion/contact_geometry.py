@@ -50,6 +50,5 @@ TRANSIT_MARGIN = 0.02    # everything, away from the tower during transits
 CONTACT_MARGIN = 0.008   # arm and body, away from the tower while the tool works at it
 FINGER_MARGIN = 0.003    # fingers, while they hold a block at the tower face
 MAX_JOINT_STEP = 0.15    # rad between line samples; more means IK jumped branches
-MIN_BACK = 1e-5          # m: a waypoint of a retraced path less than this behind the tool is passed
 TRANSIT_SEARCHES = 3     # path searches, each with its own random stream, before a transit fails
 PLACE_GUARD_N = 3.0

@@ -1,6 +1,6 @@
 """How fast the arm moves: the speeds and speed-ups of straight tool moves (each kind of contact
 with the tower has its own), the share of the joints' speed limits transits use, and the timing of
-a straight move's equal segments as the device runs them.
+a straight move's segments as the device runs them.
 
 Speeds in m/s, accelerations in m/s^2.
 """
@@ -89,7 +89,10 @@ def ramped_durations(length: float, n: int, speed: float, accel: float,
 def ramped_segments(at: np.ndarray, speed: float, accel: float,
                     decel: float | None = None) -> np.ndarray:
     """Durations of the segments between the waypoints of a tool path at distances `at` (m along
-    the path, increasing from 0), timed as `ramped_durations` times equal ones."""
+    the path, increasing), timed as `ramped_durations` times equal ones."""
+    decel = accel if decel is None else decel
+    if min(speed, accel, decel) <= 0:
+        raise ValueError(f"a move needs a speed and ramps above zero, got {speed}, {accel}, {decel}")
     at = np.asarray(at, float)
     n = len(at) - 1
     length = float(at[-1] - at[0])
@@ -99,6 +102,7 @@ def ramped_segments(at: np.ndarray, speed: float, accel: float,
         return np.full(n, MIN_SEGMENT_S)
     steps = np.diff(at)
     mid = (at[:-1] + at[1:]) / 2 - at[0]
-    decel = accel if decel is None else decel
-    ramp = np.sqrt(2 * np.maximum(np.minimum(accel * mid, decel * (length - mid)), 0.0))
-    return np.maximum(steps / np.maximum(np.minimum(speed, ramp), 1e-9), MIN_SEGMENT_S)
+    rate = np.minimum(speed, np.sqrt(2 * np.minimum(accel * mid, decel * (length - mid))))
+    # a segment of no length at either end would be 0/0 (no rate there yet)
+    durations = np.divide(steps, rate, out=np.zeros_like(steps), where=steps > 0)
+    return np.maximum(durations, MIN_SEGMENT_S)

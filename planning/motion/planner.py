@@ -30,7 +30,7 @@ from planning.motion.paces import (APPROACH_SPEED, FREE_ACCEL, HELD_TRANSIT_SPEE
                                    ramped_durations, ramped_segments, retreat_pace)
 from planning.motion.contact_geometry import (BESIDE_CLEARANCE, CONTACT_LEAD, CONTACT_MARGIN,
                                               DIRECT_FINGER_MARGIN, FINGER_MARGIN, GRASP_RAISES,
-                                              GRIP_DEPTH, MAX_JOINT_STEP, MIN_BACK, PLACE_GUARD_N,
+                                              GRIP_DEPTH, MAX_JOINT_STEP, PLACE_GUARD_N,
                                               PLACE_HOVER, PLACE_OVERHANG, PLACE_PRESS, PLACE_SLOW,
                                               PROBE_TABLE_CLEARANCE, PULL_CLEARANCE, PULL_GRIP_N,
                                               SQUEEZE_INSIDE, STANDOFF, TRANSIT_MARGIN,
@@ -39,6 +39,20 @@ from planning.motion.plans import ForceGuard, GripStep, MotionPlan, MoveStep, Pl
 from planning.motion.rrt import plan_path
 from planning.motion.trajectory import JointTrajectory, TrajectoryError, time_path
 from planning.game.geometry import TowerGeometry
+
+# A retraced path: a waypoint less than MIN_BACK behind the tool is where the tool is (passed);
+# the arm is on the path it came by when its tool is within a line step of the waypoint behind
+# it, within ON_PATH_M of that line and turned less than ON_PATH_RAD from its orientation (a
+# guard stop leaves it on the line, between two waypoints).
+MIN_BACK = 1e-5
+ON_PATH_M = 0.001
+ON_PATH_RAD = 0.01
+
+
+def _turned(a: np.ndarray, b: np.ndarray) -> float:
+    """The angle (rad) between two rotation matrices."""
+    return float(np.arccos(np.clip((np.trace(a.T @ b) - 1) / 2, -1.0, 1.0)))
+
 
 @dataclass(frozen=True)
 class _Contact:
@@ -91,33 +105,40 @@ class MotionPlanner:
                 label: str = "retrace", speed: float = APPROACH_SPEED,
                 accel: float = LINE_ACCEL) -> MotionPlan:
         """Back the way the tool came: the joint paths `came_by` (in the order they ran, each a
-        straight move of `frame` along `direction` at one orientation, as a push's approach and
-        push), run in reverse from where the arm stopped on them (`q_now`) to where the first
-        began. For a retreat the straight planner cannot plan from where a push stopped (in a
-        seed-2 game, after a probe of layer 3: a joint's jump): the way in was planned and run."""
+        straight move of `frame` along `direction` (unit length is not needed) at one
+        orientation, as a push's approach and push and a push-through's move on), run in reverse
+        from where the arm stopped on them (`q_now`) to where the first began, never passing a
+        waypoint further in than the tool is. For a move away from a push that the straight
+        planner cannot plan from where the arm stopped: the way in was planned and run."""
+        what = f"cannot retrace '{label}'"
         q_now = np.asarray(q_now, float)
-        direction = np.asarray(direction, float)
+        direction = np.asarray(direction, float) / np.linalg.norm(direction)
         waypoints = np.vstack([t.positions for t in came_by])
-        along = np.array([self.arm.fk(q, frame).t @ direction for q in waypoints])
-        here = float(self.arm.fk(q_now, frame).t @ direction)
+        poses = [self.arm.fk(q, frame) for q in waypoints]
+        along = np.array([p.t @ direction for p in poses])
+        now = self.arm.fk(q_now, frame)
+        here = float(now.t @ direction)
         # only waypoints behind the tool: none is passed on the way out
         behind = [i for i in range(len(waypoints)) if along[i] < here - MIN_BACK]
-        if not behind or np.max(np.abs(waypoints[behind[-1]] - q_now)) > MAX_JOINT_STEP:
-            raise PlanError(f"cannot retrace '{label}': the arm is not on the path it came by")
+        off = (now.t - poses[0].t) - (here - along[0]) * direction
+        # stopped between two waypoints, a line step apart at most
+        if not behind or here - along[behind[-1]] > LINE_STEP + MIN_BACK or \
+                np.linalg.norm(off) > ON_PATH_M or \
+                _turned(now.R, poses[behind[-1]].R) > ON_PATH_RAD or \
+                np.max(np.abs(waypoints[behind[-1]] - q_now)) > MAX_JOINT_STEP:
+            raise PlanError(f"{what}: the arm is not on the path it came by")
         path, at = [q_now], [here]
         for i in reversed(behind):
             if at[-1] - along[i] > MIN_BACK:
                 path.append(waypoints[i])
                 at.append(float(along[i]))
         path = np.array(path)
-        contact = _Contact(tower_layers, CONTACT_MARGIN, exempt=exempt)
-        clear = self._clear_many(path[1:], contact)
-        if not clear.all():
-            raise PlanError(describe(self.checker.contacts(
-                path[1 + int(np.argmin(clear))], tower_layers, contact.margin, exempt, None,
-                contact.fine_margin)))
-        timing = ramped_segments(here - np.array(at), speed, accel)
-        return MotionPlan("straight", (MoveStep(label, self._timed(path, 1.0, timing)),))
+        try:
+            self._refuse_contacts(path[1:], _Contact(tower_layers, CONTACT_MARGIN, exempt=exempt))
+            return MotionPlan("straight", (MoveStep(label, self._timed(
+                path, 1.0, ramped_segments(here - np.array(at), speed, accel))),))
+        except PlanError as exc:
+            raise PlanError(f"{what}: {exc}") from None
 
     # --- push ---------------------------------------------------------------------------------
 
@@ -449,14 +470,7 @@ class MotionPlanner:
             qs.append(q)
         # The samples reached are checked together; the first one in contact is the reason,
         # before any reason further along.
-        reached = np.array(qs[1:]).reshape(-1, len(q_seed))
-        if len(reached):
-            clear = self._clear_many(reached, contact)
-            if not clear.all():
-                q = reached[int(np.argmin(clear))]
-                raise PlanError(describe(self.checker.contacts(
-                    q, contact.tower_layers, contact.margin, contact.exempt, contact.held,
-                    contact.fine_margin)))
+        self._refuse_contacts(np.array(qs[1:]).reshape(-1, len(q_seed)), contact)
         if stopped is not None:
             raise PlanError(stopped)
         waypoints = np.array(qs[1:])
@@ -472,6 +486,16 @@ class MotionPlanner:
         except TrajectoryError as exc:
             raise PlanError(str(exc)) from None
         return traj
+
+    def _refuse_contacts(self, qs: np.ndarray, contact: _Contact) -> None:
+        """PlanError naming the first of the joint configurations `qs` in contact, if any is."""
+        if not len(qs):
+            return
+        clear = self._clear_many(qs, contact)
+        if not clear.all():
+            raise PlanError(describe(self.checker.contacts(
+                qs[int(np.argmin(clear))], contact.tower_layers, contact.margin, contact.exempt,
+                contact.held, contact.fine_margin)))
 
     def _clear(self, q, contact: _Contact) -> bool:
         return self.checker.is_clear(q, contact.tower_layers, contact.margin, contact.exempt,

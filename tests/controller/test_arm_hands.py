@@ -881,9 +881,9 @@ def test_a_retreat_the_straight_planner_cannot_plan_backs_the_way_it_came(
         planner, default_cell, monkeypatch, then_through):
     """Seed 2: after a probe of layer 3 no straight retreat could be planned (a joint's jump) and
     the game stopped; the way in was planned and run, so the arm backs out along it."""
-    arm = RecordingArm(planner.arm.home)
+    arm = RecordingArm(planner.arm.home, stop_when=lambda guard: guard[1] == 0.5)
     hands = arm_hands(planner, default_cell, arm)
-    hands.probe((7, 1), 0.5)
+    hands.probe((7, 1), 0.5)                  # stopped a third of the way along its push
     plan = hands._at_block[1]
     straight, refused = planner.straight, []
 

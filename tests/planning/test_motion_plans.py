@@ -479,32 +479,45 @@ def test_transits_keep_every_joint_within_its_acceleration_limit_at_their_corner
         assert np.all(accel <= planner.cell.arm.accel_max * 1.01)
 
 
-def test_a_retrace_backs_the_way_the_tool_came_from_where_it_stopped(planner):
+@pytest.mark.parametrize("pushed_on", [False, True])
+def test_a_retrace_backs_the_way_the_tool_came_from_where_it_stopped(planner, pushed_on):
     """Seed 2: no straight retreat could be planned from where a probe of layer 3 stopped; the
-    way in was planned and run, so the way out runs it backwards."""
+    way in was planned and run, so the way out runs it backwards, passing no waypoint further in
+    than the tool (a probe stopped part-way, then pushed on past where the probe would have ended,
+    leaves the probe's unrun waypoints behind the tool's way in)."""
     probe = planner.push(planner.arm.home, 3, 1, 0.005, tower_layers=TALL, guard_n=0.6,
                          retreat=False, through=PUSH_THROUGH)
     approach, push = probe.step("approach").trajectory, probe.step("push").trajectory
     direction = planner.tower.axis(3) * planner.tower.front_end(3)
-    stopped = push.sample(0.6 * push.duration)       # where a guard stopped the push
-    back = planner.retrace(stopped, probe.frame, (approach, push), direction, tower_layers=TALL,
+    stopped = push.sample(0.3 * push.duration)       # where a guard stopped the probe
+    came_by = (approach, push)
+    if pushed_on:
+        on = planner.straight(stopped, probe.frame, direction * 0.016, tower_layers=TALL,
+                              exempt=("probe",)).moves[0].trajectory
+        came_by += (on,)
+        stopped = on.sample(0.5 * on.duration)       # a jam halfway through
+    back = planner.retrace(stopped, probe.frame, came_by, direction, tower_layers=TALL,
                            exempt=("probe",), label="retreat")
     move = back.moves[0]
     assert move.label == "retreat"
     assert np.allclose(move.trajectory.start, stopped) and np.allclose(move.trajectory.end,
                                                                        approach.start)
     tip = tip_path(planner, move, probe.frame)
-    along = tip @ direction
-    assert np.all(np.diff(along) < 0)                 # only ever back, never on into the block
+    assert np.all(np.diff(tip @ direction) < 0)      # only ever back, never on into the block
     assert line_error(tip, direction) < 2e-4
     assert_within_limits(planner, back)
 
 
-def test_a_retrace_from_off_the_path_it_came_by_is_refused(planner):
+@pytest.mark.parametrize("joint", range(6))
+def test_a_retrace_from_off_the_path_it_came_by_is_refused(planner, joint):
     probe = planner.push(planner.arm.home, 7, 1, 0.005, tower_layers=TALL, guard_n=0.6,
                          retreat=False)
     came_by = (probe.step("approach").trajectory, probe.step("push").trajectory)
     direction = planner.tower.axis(7) * planner.tower.front_end(7)
-    elsewhere = planner.arm.home
+    off = came_by[1].sample(0.5 * came_by[1].duration)
+    off[joint] += 0.05                               # within a line step's joint jump
+    with pytest.raises(PlanError, match="cannot retrace 'retreat': the arm is not on the path"):
+        planner.retrace(off, probe.frame, came_by, direction, tower_layers=TALL,
+                        label="retreat")
     with pytest.raises(PlanError, match="not on the path"):
-        planner.retrace(elsewhere, probe.frame, came_by, direction, tower_layers=TALL)
+        planner.retrace(planner.arm.home, probe.frame, came_by, direction, tower_layers=TALL)
