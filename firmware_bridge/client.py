@@ -22,10 +22,11 @@ from firmware_bridge.errors import (ArmError, ArmTimeout, CommandRefused, Connec
                                     DeviceResetError, FrameDropError, LinkError,
                                     VersionMismatchError)
 from firmware_bridge.link import DEFAULT_BAUD, SerialLink
-from firmware_bridge.messages import (MAX_POINTS_PER_FRAME, PROTOCOL_VERSION, Ack, ClearFault, Fault,
+from firmware_bridge.messages import (PROTOCOL_VERSION, Ack, ClearFault, Fault,
                                       Enable, EStop, Event, EventKind, Gripper, Guard, Heartbeat,
                                       Hello, HelloReply, Home, JointInfo, Message, Nak, Rate,
-                                      Reason, Status, Stop, Tare, Telemetry, TrajLoad, TrajRun)
+                                      Reason, Status, Stop, Tare, Telemetry, TrajLoad, TrajRun,
+                                      points_per_frame)
 
 HEARTBEAT_S = 0.05
 SWITCH_INTERVAL_S = 0.0005
@@ -268,9 +269,10 @@ class ArmClient:
             raise ValueError(f"{len(times)} points: the device takes at most {self.info.max_points}")
         self._traj_id = self._traj_id % 0xFFFF + 1
         traj_id = self._traj_id
-        for start in range(0, len(times), MAX_POINTS_PER_FRAME):
+        per_frame = points_per_frame(joints)
+        for start in range(0, len(times), per_frame):
             chunk = tuple((float(times[i]), tuple(float(v) for v in positions[i]))
-                          for i in range(start, min(start + MAX_POINTS_PER_FRAME, len(times))))
+                          for i in range(start, min(start + per_frame, len(times))))
             self._command(TrajLoad(traj_id, start, len(times), chunk), what="trajectory upload")
         if guard is not None:
             self.set_guard(guard[0], guard[1])

@@ -60,8 +60,10 @@ class DeviceFault(ArmError):
     def __init__(self, fault: int):
         from firmware_bridge.messages import Fault
         names = [f.name for f in Fault if f & fault] or [f"0x{fault:x}"]
-        super().__init__(f"device fault {'+'.join(names)}: the arm stopped; clear the fault and "
-                         f"re-home before moving again")
+        own = " (INTERNAL: the firmware met an error of its own, a firmware bug to report with " \
+              "what the arm was doing)" if fault & Fault.INTERNAL else ""
+        super().__init__(f"device fault {'+'.join(names)}: the arm stopped{own}; clear the fault "
+                         f"and re-home before moving again")
         self.fault = fault
 
 

@@ -7,12 +7,23 @@ IEEE-754 f32 in SI units (m, rad, s, N, N m); device time is u64 microseconds si
 
 from __future__ import annotations
 
+import dataclasses
+import math
 import struct
 from dataclasses import dataclass
 from enum import IntEnum, IntFlag
 
+from firmware_bridge.framing import MAX_BODY
+
 PROTOCOL_VERSION = 3
 MAX_POINTS_PER_FRAME = 8
+TRAJ_LOAD_HEADER = 8      # bytes before a TRAJ_LOAD's points
+
+
+def points_per_frame(joints: int) -> int:
+    """How many points of an arm of `joints` joints one TRAJ_LOAD carries: up to 8, as many as
+    fit the 240-byte body (8 up to 6 joints, 7 for 7, 6 for 8, ... 4 for 12)."""
+    return min(MAX_POINTS_PER_FRAME, (MAX_BODY - TRAJ_LOAD_HEADER) // (4 * (joints + 1)))
 
 
 class Reason(IntEnum):
@@ -55,6 +66,7 @@ class Fault(IntFlag):
     TRACKING = 0x08   # a joint strayed too far from its set-point (blocked, collision)
     LIMIT = 0x10      # a joint left its range
     OVERLOAD = 0x20   # wrist force beyond the sensor's range
+    INTERNAL = 0x40   # the firmware met an error of its own in a tick; the arm was stopped
 
 
 class EventKind(IntEnum):
@@ -146,9 +158,10 @@ class TrajLoad(Message):
     points: tuple[tuple[float, tuple[float, ...]], ...] = ()
 
     def pack(self) -> bytes:
-        if not self.points or len(self.points) > MAX_POINTS_PER_FRAME:
-            raise MessageError(f"1 to {MAX_POINTS_PER_FRAME} points per TRAJ_LOAD")
-        joints = len(self.points[0][1])
+        joints = len(self.points[0][1]) if self.points else 0
+        if not self.points or len(self.points) > points_per_frame(joints):
+            raise MessageError(f"1 to {points_per_frame(joints)} points of {joints} joints per "
+                               f"TRAJ_LOAD")
         out = struct.pack("<HHHBB", self.traj_id, self.index, self.total, len(self.points), joints)
         for t, q in self.points:
             if len(q) != joints:
@@ -158,14 +171,14 @@ class TrajLoad(Message):
 
     @classmethod
     def unpack(cls, body: bytes):
-        if len(body) < 8:
+        if len(body) < TRAJ_LOAD_HEADER:
             raise MessageError("TRAJ_LOAD header is 8 bytes")
         traj_id, index, total, count, joints = struct.unpack_from("<HHHBB", body)
-        if not 1 <= count <= MAX_POINTS_PER_FRAME or not 1 <= joints <= 12:
+        if not 1 <= joints <= 12 or not 1 <= count <= points_per_frame(joints):
             raise MessageError("TRAJ_LOAD point or joint count out of range")
-        if len(body) != 8 + count * 4 * (joints + 1):
+        if len(body) != TRAJ_LOAD_HEADER + count * 4 * (joints + 1):
             raise MessageError("TRAJ_LOAD body length does not match its counts")
-        points, offset = [], 8
+        points, offset = [], TRAJ_LOAD_HEADER
         for _ in range(count):
             values, offset = _floats(body, offset, joints + 1)
             points.append((values[0], tuple(values[1:])))
@@ -409,6 +422,20 @@ MESSAGES: dict[int, type[Message]] = {m.TYPE: m for m in (
     Hello, Heartbeat, Enable, Home, TrajLoad, TrajRun, Guard, Gripper, Tare, Stop, EStop, ClearFault,
     Rate, Ack, Nak, HelloReply, Telemetry, Event)}
 COMMANDS = tuple(t for t in MESSAGES if t < 0x80)
+
+
+def finite(message: Message) -> bool:
+    """Whether every number the message carries is finite (no NaN, no infinity): a device
+    refuses a command that is not, as MALFORMED."""
+    def ok(value) -> bool:
+        if isinstance(value, float):
+            return math.isfinite(value)
+        if isinstance(value, (tuple, list)):
+            return all(ok(v) for v in value)
+        if dataclasses.is_dataclass(value):
+            return all(ok(getattr(value, f.name)) for f in dataclasses.fields(value))
+        return True
+    return ok(message)
 
 
 def decode(kind: int, body: bytes) -> Message:

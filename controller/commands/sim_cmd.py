@@ -79,7 +79,10 @@ def run_serve(args: argparse.Namespace) -> int:
         print(f"simulated cell {cell.name!r}, seed {args.seed}: serving until interrupted", flush=True)
         try:
             while not done.wait(0.5):
-                pass
+                if server.failure is not None:
+                    # the loop stopped: say so and go, rather than print that it serves
+                    raise CommandError(f"the simulated cell stopped: {server.failure}; start it "
+                                       f"again (and report this with its seed)")
         except KeyboardInterrupt:
             pass
     print("stopped", flush=True)

@@ -25,7 +25,7 @@ from firmware_bridge.messages import (COMMANDS, PROTOCOL_VERSION, Ack, ClearFaul
                                       Event, EventKind, Fault, Gripper, Guard, Heartbeat, Hello,
                                       HelloReply, Home, Message, MessageError, Nak, Rate,
                                       Reason, Status, Stop, Tare, Telemetry, TrajLoad, TrajRun,
-                                      decode)
+                                      decode, finite)
 
 FIRMWARE_VERSION = (2, 0, 0)
 
@@ -47,6 +47,7 @@ class EngineStats:
     commands_executed: int = 0
     duplicates: int = 0
     guard_trips: list[GuardRecord] = field(default_factory=list)
+    internal_errors: list[str] = field(default_factory=list)   # what latched Fault.INTERNAL
 
 
 class DeviceEngine:
@@ -114,6 +115,15 @@ class DeviceEngine:
     # --- the control loop ---------------------------------------------------------------------
 
     def tick(self, now: float) -> None:
+        """One control period. Nothing the host sends makes it raise: a command that does not fit
+        is refused (NAK), and an error of the engine's own latches Fault.INTERNAL and stops the
+        arm, so the loop, its telemetry and the link go on."""
+        try:
+            self._tick(now)
+        except Exception as exc:  # noqa: BLE001 - a control loop that dies leaves the arm unattended
+            self._internal_error(exc)
+
+    def _tick(self, now: float) -> None:
         self._now = now
         self._state = state = self.hardware.read()
         self._recent_wrench.append(state.wrench.copy())
@@ -133,38 +143,56 @@ class DeviceEngine:
         """Read and answer the host's commands without a control tick: for a device whose world
         stands still for a moment (a simulated cell waiting for its renderer on a busy machine).
         The link stays alive; nothing moves and no device time passes."""
-        self._now = now
-        self._state = self.hardware.read()
-        self._read_commands(now)
+        try:
+            self._now = now
+            self._state = self.hardware.read()
+            self._read_commands(now)
+        except Exception as exc:  # noqa: BLE001 - as in tick
+            self._internal_error(exc)
 
     def _read_commands(self, now: float) -> None:
-        corrupt_before = self._decoder.frames_corrupt
-        frames = self._decoder.feed(bytes(self._inbox))
+        """Handle what arrived, frame by frame in the order it came: a corrupt frame latches COMM
+        where it stands among the others (a CLEAR_FAULT before it in the same tick does not clear
+        it; one after it does)."""
+        data = bytes(self._inbox)
         self._inbox.clear()
+        start = 0
+        while start < len(data):
+            end = data.find(b"\0", start)
+            stop = len(data) if end < 0 else end + 1
+            corrupt_before = self._decoder.frames_corrupt
+            for frame in self._decoder.feed(data[start:stop]):
+                self.stats.frames_ok += 1
+                self._last_rx = now
+                self._handle(frame)
+            if self._decoder.frames_corrupt > corrupt_before and self._handshaken:
+                self._latch(Fault.COMM)
+            start = stop
         self.stats.frames_corrupt = self._decoder.frames_corrupt
-        if self._decoder.frames_corrupt > corrupt_before and self._handshaken:
-            self._latch(Fault.COMM)
-        for frame in frames:
-            self.stats.frames_ok += 1
-            self._last_rx = now
-            self._handle(frame)
+
+    def _internal_error(self, exc: Exception) -> None:
+        """The engine's own error: stop the arm where it is commanded to be, latch INTERNAL."""
+        self.stats.internal_errors.append(f"{type(exc).__name__}: {exc}")
+        self._inbox.clear()
+        self._latch(Fault.INTERNAL)
 
     # --- commands -----------------------------------------------------------------------------
 
     def _handle(self, frame: Frame) -> None:
         if frame.type >= 0x80:
             return  # not a command: ignore what a host should never send
+        message, refused = None, None
         try:
             message = decode(frame.type, frame.body)
+            if not finite(message):
+                message, refused = None, Reason.MALFORMED
         except MessageError:
-            reason = Reason.UNKNOWN_TYPE if frame.type not in _KNOWN else Reason.MALFORMED
-            self._reply(Nak(frame.seq, reason), remember=False)
-            return
+            refused = Reason.UNKNOWN_TYPE if frame.type not in _KNOWN else Reason.MALFORMED
         if isinstance(message, Hello):
             self._hello(frame.seq, message)
             return
         if not self._handshaken:
-            self._reply(Nak(frame.seq, Reason.NO_HANDSHAKE), remember=False)
+            self._reply(Nak(frame.seq, refused or Reason.NO_HANDSHAKE), remember=False)
             return
         if frame.seq == self._last_seq:
             # The host did not hear our answer and sent the same command again: answer again,
@@ -176,7 +204,12 @@ class DeviceEngine:
         if frame.seq != (self._last_seq + 1) & 0xFFFF:
             self._reply(Nak(frame.seq, Reason.OUT_OF_SEQUENCE), remember=False)
             return
+        # An in-sequence command uses up its number whether it runs or is refused, even when it
+        # could not be read (docs/protocol.md section 4): the host's next command is seq + 1.
         self._last_seq = frame.seq
+        if refused is not None:
+            self._reply(Nak(frame.seq, refused))
+            return
         reason = self._execute(message)
         self.stats.commands_executed += 1
         self._reply(Ack(frame.seq) if reason is None else Nak(frame.seq, reason))
@@ -256,6 +289,10 @@ class DeviceEngine:
 
     def _load(self, chunk: TrajLoad) -> Reason | None:
         if chunk.total < 2 or chunk.total > self.config.max_points:
+            return Reason.BAD_TRAJECTORY
+        if any(len(q) != len(self.config.joints) for _, q in chunk.points):
+            # a chunk for another arm (or one that disagrees with the chunks before it)
+            self._uploads.pop(chunk.traj_id, None)
             return Reason.BAD_TRAJECTORY
         if chunk.index == 0:
             self._uploads[chunk.traj_id] = Upload(chunk.traj_id, chunk.total, [], [])

@@ -72,6 +72,7 @@ class SimServer:
         self._thread = threading.Thread(target=self._loop, name="sim-server", daemon=True)
         self._frame_period = frame_period(cell.cameras)
         self.steps = 0
+        self._failure: str | None = None
         self.held_s = 0.0            # wall seconds the world waited for the renderer
         self._pace: deque[tuple[float, float]] = deque(maxlen=64)   # (wall, world) samples
 
@@ -172,7 +173,18 @@ class SimServer:
         with self._lock:
             self.engine.boot(self.world.time)
 
+    @property
+    def failure(self) -> str | None:
+        """Why the physics loop stopped on its own (None while it runs or after `stop`)."""
+        return self._failure
+
     def _loop(self) -> None:
+        try:
+            self._run()
+        except Exception as exc:  # noqa: BLE001 - said by `failure`; the serial port goes quiet
+            self._failure = f"{type(exc).__name__}: {exc}"
+
+    def _run(self) -> None:
         world, engine = self.world, self.engine
         start_wall = time.monotonic()
         start_sim = world.time

@@ -55,3 +55,15 @@ def _same(a, b):
 def test_bad_bodies_and_unknown_types_are_refused(kind, body):
     with pytest.raises(m.MessageError):
         m.decode(kind, body)
+
+
+@pytest.mark.parametrize("joints", range(1, 13))
+def test_a_traj_load_carries_as_many_points_as_fit_its_body(joints):
+    """"1 to 8 points per frame" fits the 240-byte body only up to 6 joints."""
+    per_frame = m.points_per_frame(joints)
+    points = tuple((0.125 * i, (0.0,) * joints) for i in range(per_frame))
+    full = m.TrajLoad(1, 0, 20, points)
+    assert len(full.pack()) <= 240 and m.decode(m.TrajLoad.TYPE, full.pack()) == full
+    assert per_frame == (8 if joints <= 6 else (240 - 8) // (4 * (joints + 1)))
+    with pytest.raises(m.MessageError):
+        m.TrajLoad(1, 0, 20, points + ((9.0, (0.0,) * joints),)).pack()
