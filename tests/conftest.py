@@ -8,6 +8,17 @@ import pytest
 os.environ.setdefault("MUJOCO_GL", "egl")
 
 
+def pytest_addoption(parser):
+    group = parser.getgroup("conformance", "the device conformance suite (tests/conformance)")
+    group.addoption("--device", default="python", choices=("python", "c", "qemu"),
+                    help="the built-in device to check: the Python reference engine, the C host "
+                         "build or the C binary in QEMU")
+    group.addoption("--device-url", default=None,
+                    help="check a device of your own at this pyserial URL or port instead")
+    group.addoption("--allow-motion", action="store_true",
+                    help="with --device-url: run the tests that move the arm")
+
+
 @pytest.fixture(scope="session")
 def default_cell():
     from hardware.cells import DEFAULT_CELL

@@ -1,0 +1,74 @@
+"""The conformance suite's fixtures: a fresh device for each test and a host handshaken with it.
+Options (tests/conftest.py): `--device python|c|qemu`, `--device-url URL`, `--allow-motion`."""
+
+from __future__ import annotations
+
+import pytest
+
+from firmware_bridge import messages as m
+
+from tests.conformance.devices import DeviceUnderTest, device_named
+from tests.conformance.host import Host
+
+
+@pytest.fixture
+def device(request) -> DeviceUnderTest:
+    url = request.config.getoption("--device-url")
+    if url:
+        yield DeviceUnderTest(url, None, simulated=False)
+        return
+    try:
+        context = device_named(request.config.getoption("--device"))
+        dut = context.__enter__()
+    except NotImplementedError as exc:
+        pytest.fail(str(exc))
+    try:
+        yield dut
+    finally:
+        context.__exit__(None, None, None)
+
+
+@pytest.fixture
+def host(device) -> Host:
+    """Connected, not yet handshaken."""
+    h = Host(device.url)
+    try:
+        yield h
+    finally:
+        h.close()
+
+
+@pytest.fixture
+def ready(host) -> Host:
+    """Handshaken and heartbeating, in the state a device has after power-on whatever came
+    before (a device at a URL lives on from test to test): no fault, disabled, not homed, at
+    full pace, no guard. An emergency stop cleared is what un-homes a device."""
+    host.hello()
+    for command in (m.EStop(), m.ClearFault(), m.Enable(False), m.Rate(1.0),
+                    m.Guard(False, (0.0, 0.0, 0.0), 0.0)):
+        answer = host.command(command)
+        assert isinstance(answer, m.Ack), f"{command} -> {answer}: the device is not ready"
+    return host
+
+
+@pytest.fixture
+def stimulus(device):
+    if device.stimulus is None:
+        pytest.skip("needs a device whose wrist and safety input the suite can drive (built in)")
+    return device.stimulus
+
+
+@pytest.fixture
+def moving(request, device, ready) -> Host:
+    """Enabled and homed: for tests that move the arm. A real arm (--device-url) moves only
+    with --allow-motion."""
+    if not device.simulated and not request.config.getoption("--allow-motion"):
+        pytest.skip("moves the arm: pass --allow-motion with the arm clear of everything")
+    assert isinstance(ready.command(m.Enable(True)), m.Ack)
+    mark = ready.mark()
+    assert isinstance(ready.command(m.Home()), m.Ack)
+    ready.event(m.EventKind.HOMED, 30.0, mark)
+    return ready
+
+
+

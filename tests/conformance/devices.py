@@ -1,0 +1,64 @@
+"""The devices the conformance suite can check: built in (`--device python`, and `c` and `qemu`
+once the C firmware is built, issue 23 item 3), or any device at a pyserial URL or port
+(`--device-url`). A built-in device comes with `Stimulus`: the suite's hands on the simulated arm
+the firmware drives (the wrist's force, the safety input). A device at a URL has none, and the
+tests that need one are skipped for it."""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Callable, Iterator
+
+import numpy as np
+
+from firmware_bridge import messages as m
+from firmware_bridge.device.hardware import DeviceConfig
+from firmware_bridge.device.ideal_arm import IdealArm
+from firmware_bridge.device.runner import DeviceRunner
+
+# A 6-joint arm whose home is away from every limit, and whose first joint has room to move.
+JOINTS = tuple(m.JointInfo(-3.0, 3.0, 1.0, 0.1 * i) for i in range(6))
+BUILT_IN = ("python", "c", "qemu")
+
+
+@dataclass
+class Stimulus:
+    """What the world does to a simulated arm: the wrist's force as a function of the joints
+    (sensor frame, N), and the safety input."""
+
+    set_force: Callable[[Callable[[np.ndarray], np.ndarray]], None]
+    set_presence: Callable[[bool], None]
+
+
+@dataclass
+class DeviceUnderTest:
+    url: str
+    stimulus: Stimulus | None = None
+    simulated: bool = True        # its arm moves in a simulation, not in a room
+
+
+@contextmanager
+def python_device() -> Iterator[DeviceUnderTest]:
+    """The reference engine in real time behind a pty, driving an ideal arm."""
+    arm = IdealArm(np.array([j.q_home for j in JOINTS]))
+
+    def set_force(at):
+        arm.force_at = at
+
+    def set_presence(on):
+        arm.presence = on
+    runner = DeviceRunner(DeviceConfig(JOINTS, 0.04, 100.0), arm)
+    with runner:
+        yield DeviceUnderTest(runner.path, Stimulus(set_force, set_presence))
+
+
+@contextmanager
+def device_named(name: str) -> Iterator[DeviceUnderTest]:
+    if name == "python":
+        with python_device() as device:
+            yield device
+        return
+    raise NotImplementedError(
+        f"--device {name}: the C firmware is not in this tree yet (issue 23 item 3 builds it with "
+        f"`make firmware`); use --device python, or --device-url for a device of your own")

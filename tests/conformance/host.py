@@ -1,0 +1,157 @@
+"""A bare host for the conformance suite: frames and messages on a serial URL, written from
+docs/protocol.md alone, so the suite checks a device, not the product's client. A reader thread
+keeps every frame the device sends; a heartbeat thread feeds the watchdog every 50 ms until told
+to stop (`quiet`)."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import serial
+
+from firmware_bridge import messages as m
+from firmware_bridge.framing import Frame, FrameDecoder
+
+ANSWER_S = 0.5          # wall time a device gets to answer one command (the host's limit is 80 ms)
+HEARTBEAT_S = 0.05
+
+
+class NoAnswer(AssertionError):
+    pass
+
+
+class Host:
+    def __init__(self, url: str, baudrate: int = 1_000_000):
+        self.port = serial.serial_for_url(url, baudrate=baudrate, timeout=0.005)
+        self.seq = 0
+        self.received: list[tuple[float, m.Message]] = []   # (wall time, message), in order
+        self.corrupt = 0
+        self._decoder = FrameDecoder()
+        self._lock = threading.Condition()
+        self._stop = threading.Event()
+        self._beating = threading.Event()
+        self._beat_lock = threading.Lock()
+        self._write_lock = threading.Lock()
+        self._threads = [threading.Thread(target=self._read, daemon=True),
+                         threading.Thread(target=self._beat, daemon=True)]
+        for t in self._threads:
+            t.start()
+
+    def close(self) -> None:
+        self._stop.set()
+        for t in self._threads:
+            t.join(timeout=1.0)
+        self.port.close()
+
+    # --- sending --------------------------------------------------------------------------------
+
+    def write(self, data: bytes) -> None:
+        with self._write_lock:
+            self.port.write(data)
+
+    def send(self, message: m.Message, seq: int | None = None) -> int:
+        return self.send_raw(message.TYPE, message.pack(), seq)
+
+    def send_raw(self, kind: int, body: bytes, seq: int | None = None) -> int:
+        """A CRC-valid frame of any type and body; numbered next unless `seq` is given."""
+        with self._write_lock:
+            if seq is None:
+                seq, self.seq = self.seq, (self.seq + 1) & 0xFFFF
+            self.port.write(Frame(seq, kind, body).encode())
+        return seq
+
+    def command(self, message: m.Message, seq: int | None = None) -> m.Message:
+        return self.command_raw(message.TYPE, message.pack(), seq)
+
+    def command_raw(self, kind: int, body: bytes, seq: int | None = None) -> m.Message:
+        """Send and wait for this sending's answer (a repeated number's earlier answer does not
+        count)."""
+        mark = self.mark()
+        return self.answer(self.send_raw(kind, body, seq), after=mark)
+
+    def answer(self, seq: int, after: int = 0) -> m.Message:
+        """The device's ACK, NAK or HELLO_REPLY to command `seq` (the first after index `after`
+        of what was received)."""
+        def found():
+            for _, msg in self.received[after:]:
+                if isinstance(msg, (m.Ack, m.Nak, m.HelloReply)) and msg.cmd_seq == seq:
+                    return msg
+            return None
+        with self._lock:
+            if not self._lock.wait_for(found, ANSWER_S):
+                raise NoAnswer(f"no answer to command {seq} within {ANSWER_S} s")
+            return found()
+
+    def hello(self) -> m.HelloReply:
+        """Resynchronise (a 0x00 ends any half frame) and handshake; heartbeats start."""
+        self.write(b"\x00")
+        reply = self.command(m.Hello())
+        assert isinstance(reply, m.HelloReply), reply
+        self._beating.set()
+        return reply
+
+    def quiet(self) -> None:
+        """Stop heartbeating (the watchdog's test): no heartbeat is sent once this returns."""
+        with self._beat_lock:
+            self._beating.clear()
+
+    def beat(self) -> None:
+        self._beating.set()
+
+    # --- receiving ------------------------------------------------------------------------------
+
+    def mark(self) -> int:
+        with self._lock:
+            return len(self.received)
+
+    def since(self, mark: int, kind=m.Message) -> list[m.Message]:
+        with self._lock:
+            return [msg for _, msg in self.received[mark:] if isinstance(msg, kind)]
+
+    def wait_for(self, predicate, timeout_s: float, mark: int = 0, kind=m.Message):
+        """The first message of `kind` after `mark` for which `predicate` holds."""
+        def found():
+            return next((msg for _, msg in self.received[mark:]
+                         if isinstance(msg, kind) and predicate(msg)), None)
+        with self._lock:
+            if not self._lock.wait_for(found, timeout_s):
+                raise NoAnswer(f"no {kind.__name__} as expected within {timeout_s} s")
+            return found()
+
+    def telemetry(self, timeout_s: float = 0.5) -> m.Telemetry:
+        """The next telemetry frame."""
+        return self.wait_for(lambda t: True, timeout_s, self.mark(), m.Telemetry)
+
+    def event(self, kind: m.EventKind, timeout_s: float, mark: int = 0) -> m.Event:
+        return self.wait_for(lambda e: e.kind == kind, timeout_s, mark, m.Event)
+
+    def _read(self) -> None:
+        while not self._stop.is_set():
+            try:
+                data = self.port.read(4096)
+            except (serial.SerialException, OSError):
+                return
+            if not data:
+                continue
+            before = self._decoder.frames_corrupt
+            frames = self._decoder.feed(data)
+            now = time.monotonic()
+            with self._lock:
+                self.corrupt += self._decoder.frames_corrupt - before
+                for frame in frames:
+                    try:
+                        self.received.append((now, m.decode(frame.type, frame.body)))
+                    except m.MessageError:
+                        self.corrupt += 1
+                self._lock.notify_all()
+
+    def _beat(self) -> None:
+        while not self._stop.wait(HEARTBEAT_S):
+            with self._beat_lock:
+                if not self._beating.is_set():
+                    continue
+                try:
+                    self.send(m.Heartbeat())
+                except (serial.SerialException, OSError):
+                    return
