@@ -26,7 +26,7 @@ from firmware_bridge.messages import (PROTOCOL_VERSION, Ack, ClearFault, Fault,
                                       Enable, EStop, Event, EventKind, Gripper, Guard, Heartbeat,
                                       Hello, HelloReply, Home, JointInfo, Message, Nak, Rate,
                                       Reason, Status, Stop, Tare, Telemetry, TrajLoad, TrajRun,
-                                      points_per_frame)
+                                      MAX_JOINTS, finite, points_per_frame)
 
 HEARTBEAT_S = 0.05
 SWITCH_INTERVAL_S = 0.0005
@@ -150,6 +150,11 @@ class ArmClient:
             raise VersionMismatchError(
                 f"device on {self.url} speaks protocol {reply.protocol_version}, this host speaks "
                 f"{PROTOCOL_VERSION}: the device will not move. Update one side.")
+        if not 1 <= len(reply.joints) <= MAX_JOINTS or not finite(reply):
+            self.close()
+            raise ConnectError(f"the device on {self.url} describes {len(reply.joints)} joints "
+                               f"(1 to {MAX_JOINTS} can be commanded) or numbers that are not "
+                               f"finite: check its firmware's configuration")
         self._info = DeviceInfo(reply.protocol_version, tuple(reply.firmware_version), reply.boot_id,
                                 reply.control_hz, reply.telemetry_hz, reply.max_points,
                                 reply.gripper_stroke_m, reply.force_range_n, tuple(reply.joints))

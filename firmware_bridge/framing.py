@@ -122,7 +122,12 @@ class FrameDecoder:
         self._overflowed = False
 
     def feed(self, data: bytes) -> list[Frame]:
-        frames = []
+        return [f for f in self.feed_in_order(data) if f is not None]
+
+    def feed_in_order(self, data: bytes) -> list[Frame | None]:
+        """The frames `data` completes, with None where a corrupt one stood: a receiver that acts
+        on a corrupt frame (a fault) does so at its place among the others."""
+        frames: list[Frame | None] = []
         for byte in data:
             if byte == 0:
                 if self._buffer or self._overflowed:
@@ -135,9 +140,10 @@ class FrameDecoder:
             self._buffer.append(byte)
         return frames
 
-    def _finish(self, frames: list[Frame]) -> None:
+    def _finish(self, frames: list[Frame | None]) -> None:
         if self._overflowed:
             self.frames_corrupt += 1
+            frames.append(None)
             self._overflowed = False
             self._buffer.clear()
             return
@@ -146,4 +152,5 @@ class FrameDecoder:
             self.frames_ok += 1
         except ValueError:
             self.frames_corrupt += 1
+            frames.append(None)
         self._buffer.clear()

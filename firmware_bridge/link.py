@@ -119,14 +119,17 @@ class SerialLink:
                 return
             now = time.monotonic()
             if data:
-                corrupt_before = self._decoder.frames_corrupt
-                frames = self._decoder.feed(data)
-                self.stats.frames_corrupt = self._decoder.frames_corrupt
-                if self._decoder.frames_corrupt > corrupt_before and self._synced:
-                    self._fail(CorruptFrameError(f"corrupt frame from the device on {self.url} "
-                                                 f"(CRC or framing): the link is not trustworthy"))
-                    return
-                for frame in frames:
+                # in the order they came: what arrived before a corrupt frame (an ACK, the
+                # EVENT of a fault) is delivered before the link fails on it
+                for frame in self._decoder.feed_in_order(data):
+                    self.stats.frames_corrupt = self._decoder.frames_corrupt
+                    if frame is None:
+                        if self._synced:
+                            self._fail(CorruptFrameError(
+                                f"corrupt frame from the device on {self.url} (CRC or framing): "
+                                f"the link is not trustworthy"))
+                            return
+                        continue
                     if not self._accept(frame, now):
                         return
             if now - self._last_rx_time > self._stall_s and not self._bytes_waiting():

@@ -15,14 +15,17 @@ from enum import IntEnum, IntFlag
 
 from firmware_bridge.framing import MAX_BODY
 
-PROTOCOL_VERSION = 3
+PROTOCOL_VERSION = 4
 MAX_POINTS_PER_FRAME = 8
 TRAJ_LOAD_HEADER = 8      # bytes before a TRAJ_LOAD's points
+MAX_JOINTS = 12
 
 
 def points_per_frame(joints: int) -> int:
-    """How many points of an arm of `joints` joints one TRAJ_LOAD carries: up to 8, as many as
-    fit the 240-byte body (8 up to 6 joints, 7 for 7, 6 for 8, ... 4 for 12)."""
+    """How many points of an arm of `joints` joints (1 to MAX_JOINTS) one TRAJ_LOAD carries: up
+    to 8, as many as fit the 240-byte body (8 up to 6 joints, 7 for 7, 6 for 8, ... 4 for 12)."""
+    if not 1 <= joints <= MAX_JOINTS:
+        raise MessageError(f"an arm has 1 to {MAX_JOINTS} joints, not {joints}")
     return min(MAX_POINTS_PER_FRAME, (MAX_BODY - TRAJ_LOAD_HEADER) // (4 * (joints + 1)))
 
 
@@ -158,8 +161,10 @@ class TrajLoad(Message):
     points: tuple[tuple[float, tuple[float, ...]], ...] = ()
 
     def pack(self) -> bytes:
-        joints = len(self.points[0][1]) if self.points else 0
-        if not self.points or len(self.points) > points_per_frame(joints):
+        if not self.points:
+            raise MessageError("a TRAJ_LOAD carries at least one point")
+        joints = len(self.points[0][1])
+        if len(self.points) > points_per_frame(joints):
             raise MessageError(f"1 to {points_per_frame(joints)} points of {joints} joints per "
                                f"TRAJ_LOAD")
         out = struct.pack("<HHHBB", self.traj_id, self.index, self.total, len(self.points), joints)
@@ -174,7 +179,7 @@ class TrajLoad(Message):
         if len(body) < TRAJ_LOAD_HEADER:
             raise MessageError("TRAJ_LOAD header is 8 bytes")
         traj_id, index, total, count, joints = struct.unpack_from("<HHHBB", body)
-        if not 1 <= joints <= 12 or not 1 <= count <= points_per_frame(joints):
+        if not 1 <= joints <= MAX_JOINTS or not 1 <= count <= points_per_frame(joints):
             raise MessageError("TRAJ_LOAD point or joint count out of range")
         if len(body) != TRAJ_LOAD_HEADER + count * 4 * (joints + 1):
             raise MessageError("TRAJ_LOAD body length does not match its counts")

@@ -77,8 +77,14 @@ def run_serve(args: argparse.Namespace) -> int:
         for name, url in server.camera_urls().items():
             print(f"camera {name}: {url}", flush=True)
         print(f"simulated cell {cell.name!r}, seed {args.seed}: serving until interrupted", flush=True)
+        told = 0
         try:
             while not done.wait(0.5):
+                errors = server.engine.stats.internal_errors
+                for error in errors[told:]:
+                    # the arm stopped on INTERNAL: say why where the cell's operator looks
+                    print(f"firmware error (the arm stopped, fault INTERNAL): {error}", flush=True)
+                told = len(errors)
                 if server.failure is not None:
                     # the loop stopped: say so and go, rather than print that it serves
                     raise CommandError(f"the simulated cell stopped: {server.failure}; start it "

@@ -28,6 +28,8 @@ from firmware_bridge.messages import (COMMANDS, PROTOCOL_VERSION, Ack, ClearFaul
                                       decode, finite)
 
 FIRMWARE_VERSION = (2, 0, 0)
+F32_MAX = 3.4028234663852886e38
+KEPT_ERRORS = 10
 
 
 @dataclass
@@ -47,7 +49,8 @@ class EngineStats:
     commands_executed: int = 0
     duplicates: int = 0
     guard_trips: list[GuardRecord] = field(default_factory=list)
-    internal_errors: list[str] = field(default_factory=list)   # what latched Fault.INTERNAL
+    internal_errors: list[str] = field(default_factory=list)   # the first KEPT_ERRORS
+    internal_error_count: int = 0                                # every error of the engine's own
 
 
 class DeviceEngine:
@@ -72,6 +75,8 @@ class DeviceEngine:
         self._out = bytearray()
         self._tx_seq = 0
         self._handshaken = False
+        self._watchdog_armed = False    # from the first handshake to the next boot
+        self._replied = False
         self._enabled = False
         self._homed = False
         self._fault = Fault(0)
@@ -116,38 +121,54 @@ class DeviceEngine:
 
     def tick(self, now: float) -> None:
         """One control period. Nothing the host sends makes it raise: a command that does not fit
-        is refused (NAK), and an error of the engine's own latches Fault.INTERNAL and stops the
-        arm, so the loop, its telemetry and the link go on."""
-        try:
-            self._tick(now)
-        except Exception as exc:  # noqa: BLE001 - a control loop that dies leaves the arm unattended
-            self._internal_error(exc)
-
-    def _tick(self, now: float) -> None:
+        is refused (NAK). An error of the engine's own, or a reading that is not a number,
+        latches Fault.INTERNAL and stops the arm; each stage of the tick (reading, commands,
+        control, telemetry) is kept apart, so one that fails every tick leaves the others, and
+        the link, running."""
         self._now = now
-        self._state = state = self.hardware.read()
-        self._recent_wrench.append(state.wrench.copy())
-        self._read_commands(now)
-        if self._handshaken and self._last_rx is not None and now - self._last_rx > self.config.watchdog_s:
+        self._guarded(self._read_hardware)
+        self._guarded(lambda: self._read_commands(now))
+        self._guarded(lambda: self._control(now))
+        self._ticks += 1
+        if self._ticks % self._telemetry_every == 0:
+            self._guarded(lambda: self._emit(self._telemetry()))
+
+    def _control(self, now: float) -> None:
+        state = self._state
+        if self._watchdog_armed and self._last_rx is not None \
+                and now - self._last_rx > self.config.watchdog_s:
             self._latch(Fault.WATCHDOG)
         self._safety(state)
         self._presence(now, state)
         self._advance_motion(now, state)
         self.hardware.command_joints(self._setpoint)
         self._advance_gripper(state)
-        self._ticks += 1
-        if self._ticks % self._telemetry_every == 0:
-            self._emit(self._telemetry())
+
+    def _read_hardware(self) -> None:
+        """This tick's reading; one that is not a finite f32 (a driver handing back garbage) is
+        refused and the last good one kept: every check compares against it, and a NaN passes
+        every comparison."""
+        state = self.hardware.read()
+        values = np.concatenate([np.ravel(state.q), np.ravel(state.qd), np.ravel(state.wrench),
+                                 [state.gripper_width]]).astype(float)
+        if not np.all(np.abs(values) <= F32_MAX):        # also false for NaN
+            raise ValueError("the hardware read a value that is not a finite f32 "
+                             "(joints, speeds, wrist or gripper)")
+        self._state = state
+        self._recent_wrench.append(state.wrench.copy())
 
     def serve_link(self, now: float) -> None:
         """Read and answer the host's commands without a control tick: for a device whose world
         stands still for a moment (a simulated cell waiting for its renderer on a busy machine).
         The link stays alive; nothing moves and no device time passes."""
+        self._now = now
+        self._guarded(self._read_hardware)
+        self._guarded(lambda: self._read_commands(now))
+
+    def _guarded(self, stage) -> None:
         try:
-            self._now = now
-            self._state = self.hardware.read()
-            self._read_commands(now)
-        except Exception as exc:  # noqa: BLE001 - as in tick
+            stage()
+        except Exception as exc:  # noqa: BLE001 - a control loop that dies leaves the arm unattended
             self._internal_error(exc)
 
     def _read_commands(self, now: float) -> None:
@@ -156,25 +177,35 @@ class DeviceEngine:
         it; one after it does)."""
         data = bytes(self._inbox)
         self._inbox.clear()
-        start = 0
-        while start < len(data):
-            end = data.find(b"\0", start)
-            stop = len(data) if end < 0 else end + 1
-            corrupt_before = self._decoder.frames_corrupt
-            for frame in self._decoder.feed(data[start:stop]):
-                self.stats.frames_ok += 1
-                self._last_rx = now
+        for frame in self._decoder.feed_in_order(data):
+            if frame is None:
+                if self._handshaken:
+                    self._latch(Fault.COMM)
+                continue
+            self.stats.frames_ok += 1
+            self._last_rx = now
+            self._replied = False
+            try:
                 self._handle(frame)
-            if self._decoder.frames_corrupt > corrupt_before and self._handshaken:
-                self._latch(Fault.COMM)
-            start = stop
+            except Exception as exc:  # noqa: BLE001 - as in tick: the next frames go on
+                self._internal_error(exc)
+                if not self._replied and self._handshaken and self._last_seq == frame.seq:
+                    # taken in sequence, then failed: its answer, for it and any repeat
+                    self._reply(Nak(frame.seq, Reason.FAULT_LATCHED))
         self.stats.frames_corrupt = self._decoder.frames_corrupt
 
     def _internal_error(self, exc: Exception) -> None:
-        """The engine's own error: stop the arm where it is commanded to be, latch INTERNAL."""
-        self.stats.internal_errors.append(f"{type(exc).__name__}: {exc}")
-        self._inbox.clear()
-        self._latch(Fault.INTERNAL)
+        """The engine's own error: stop the arm where it is commanded to be, latch INTERNAL. The
+        first few are kept for the report (one that repeats every tick would fill the memory)."""
+        self.stats.internal_error_count += 1
+        if len(self.stats.internal_errors) < KEPT_ERRORS:
+            self.stats.internal_errors.append(f"{type(exc).__name__}: {exc}")
+        try:
+            self._latch(Fault.INTERNAL)
+        except Exception:  # noqa: BLE001 - its EVENT could not be sent: the arm stops all the same
+            self._fault |= Fault.INTERNAL
+            self._motion = None
+            self._homing = False
 
     # --- commands -----------------------------------------------------------------------------
 
@@ -185,6 +216,8 @@ class DeviceEngine:
         try:
             message = decode(frame.type, frame.body)
             if not finite(message):
+                if isinstance(message, TrajLoad):
+                    self._forget_trajectory(message.traj_id)   # no half of it stays runnable
                 message, refused = None, Reason.MALFORMED
         except MessageError:
             refused = Reason.UNKNOWN_TYPE if frame.type not in _KNOWN else Reason.MALFORMED
@@ -215,8 +248,13 @@ class DeviceEngine:
         self._reply(Ack(frame.seq) if reason is None else Nak(frame.seq, reason))
 
     def _hello(self, seq: int, hello: Hello) -> None:
+        # A HELLO is a host starting over: whatever it set going stops (and one of another
+        # version, which leaves no way to command the arm, must not leave it moving).
+        if self._motion is not None or self._homing:
+            self._hold(EventKind.STOPPED)
         compatible = hello.protocol_version == PROTOCOL_VERSION
         self._handshaken = compatible
+        self._watchdog_armed = self._watchdog_armed or compatible
         self._last_seq = seq
         self._last_rx = self._now
         cfg = self.config
@@ -287,16 +325,20 @@ class DeviceEngine:
         self._guard = guard
         return None
 
+    def _forget_trajectory(self, traj_id: int) -> None:
+        self._uploads.pop(traj_id, None)
+        self._loaded.pop(traj_id, None)
+
     def _load(self, chunk: TrajLoad) -> Reason | None:
-        if chunk.total < 2 or chunk.total > self.config.max_points:
-            return Reason.BAD_TRAJECTORY
-        if any(len(q) != len(self.config.joints) for _, q in chunk.points):
-            # a chunk for another arm (or one that disagrees with the chunks before it)
+        if chunk.index == 0:
+            self._forget_trajectory(chunk.traj_id)    # a new upload of this id, good or not
+        if chunk.total < 2 or chunk.total > self.config.max_points \
+                or any(len(q) != len(self.config.joints) for _, q in chunk.points):
+            # too long, or a chunk for another arm (or one that disagrees with those before it)
             self._uploads.pop(chunk.traj_id, None)
             return Reason.BAD_TRAJECTORY
         if chunk.index == 0:
             self._uploads[chunk.traj_id] = Upload(chunk.traj_id, chunk.total, [], [])
-            self._loaded.pop(chunk.traj_id, None)
         upload = self._uploads.get(chunk.traj_id)
         if upload is None or chunk.index != len(upload.times) or chunk.total != upload.total \
                 or chunk.index + len(chunk.points) > upload.total:
@@ -484,6 +526,7 @@ class DeviceEngine:
         self._tx_seq = (self._tx_seq + 1) & 0xFFFF
 
     def _reply(self, message: Message, remember: bool = True) -> None:
+        self._replied = True
         self._emit(message)
         if remember:
             self._last_reply = message

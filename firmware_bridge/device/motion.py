@@ -76,8 +76,9 @@ def check_trajectory(upload: Upload, joints: tuple[JointInfo, ...]) -> LoadedTra
 
 def straight_move(start: np.ndarray, goal: np.ndarray, joints: tuple[JointInfo, ...],
                   speed_scale: float, traj_id: int = 0) -> LoadedTrajectory:
-    """A joint-space move from start to goal at `speed_scale` of the slowest joint's limit, with
-    a smooth (cosine) speed profile; used for homing."""
+    """A joint-space move from start to goal, every joint starting and arriving together along
+    one smooth (cosine) profile, timed so that no joint's peak speed exceeds `speed_scale` of its
+    own limit; used for homing."""
     speed = np.array([j.speed_max for j in joints]) * speed_scale
     # A cosine profile peaks at pi/2 times the mean speed: this span keeps the peak under `speed`.
     span = max(float(np.max(np.abs(goal - start) / speed)) * np.pi / 2, 0.05)

@@ -16,7 +16,9 @@ from __future__ import annotations
 
 import threading
 import time
+import traceback
 from collections import deque
+from pathlib import Path
 
 import numpy as np
 
@@ -175,14 +177,17 @@ class SimServer:
 
     @property
     def failure(self) -> str | None:
-        """Why the physics loop stopped on its own (None while it runs or after `stop`)."""
+        """Why the physics loop stopped on an error of its own, with where (None unless it did;
+        a loop stopped by `stop` did not fail)."""
         return self._failure
 
     def _loop(self) -> None:
         try:
             self._run()
         except Exception as exc:  # noqa: BLE001 - said by `failure`; the serial port goes quiet
-            self._failure = f"{type(exc).__name__}: {exc}"
+            where = traceback.extract_tb(exc.__traceback__)[-1]
+            self._failure = f"{type(exc).__name__}: {exc} (at {Path(where.filename).name}:" \
+                            f"{where.lineno})"
 
     def _run(self) -> None:
         world, engine = self.world, self.engine

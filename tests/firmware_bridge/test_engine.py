@@ -61,9 +61,10 @@ class Bench:
 
     def load(self, traj_id, times, positions):
         replies = []
-        for start in range(0, len(times), m.MAX_POINTS_PER_FRAME):
+        per_frame = m.points_per_frame(len(positions[0]))
+        for start in range(0, len(times), per_frame):
             pts = tuple((float(times[i]), tuple(positions[i]))
-                        for i in range(start, min(start + m.MAX_POINTS_PER_FRAME, len(times))))
+                        for i in range(start, min(start + per_frame, len(times))))
             replies.append(self.command(m.TrajLoad(traj_id, start, len(times), pts)))
         return replies[-1]
 

@@ -9,9 +9,11 @@ import struct
 from functools import lru_cache
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from firmware_bridge import messages as m
+from firmware_bridge.device.engine import DeviceEngine
 from firmware_bridge.framing import Frame
 from tests.firmware_bridge.test_engine import Bench, ramp
 
@@ -42,23 +44,13 @@ def alive(bench):
     assert not bench.engine.stats.internal_errors
 
 
-def chunk_body(traj_id, index, total, points):
-    joints = len(points[0][1])
-    body = struct.pack("<HHHBB", traj_id, index, total, len(points), joints)
-    for t, q in points:
-        body += struct.pack(f"<f{joints}f", t, *q)
-    return body
-
-
 def test_d1_chunks_that_disagree_on_the_joint_count_are_refused_and_the_loop_goes_on():
     bench = Bench()
     bench.ready()
     six = tuple((0.1 * i, (0.0,) * 6) for i in range(4))
     five = tuple((0.1 * i, (0.0,) * 5) for i in range(4, 8))
     assert isinstance(bench.command(m.TrajLoad(3, 0, 8, six)), m.Ack)
-    seq = raw(bench, m.TrajLoad.TYPE, chunk_body(3, 4, 8, five))
-    bench.tick()
-    assert bench.reply(seq).reason == m.Reason.BAD_TRAJECTORY
+    assert bench.command(m.TrajLoad(3, 4, 8, five)).reason == m.Reason.BAD_TRAJECTORY
     assert bench.command(m.TrajRun(3)).reason == m.Reason.BAD_TRAJECTORY   # nothing half-loaded
     # a trajectory for an arm of five joints, from its first chunk
     assert bench.command(m.TrajLoad(4, 0, 4, tuple((0.1 * i, (0.0,) * 5) for i in range(4)))) \
@@ -110,15 +102,17 @@ def test_d3_a_command_refused_as_it_is_read_uses_up_its_sequence_number():
     for kind, body in bad:
         seq = raw(bench, kind, body)
         bench.tick()
+        refused = bench.reply(seq)
         expected = m.Reason.UNKNOWN_TYPE if kind == 0x3F else m.Reason.MALFORMED
-        assert bench.reply(seq).reason == expected
-        # the next command, numbered as the document says, runs
-        assert isinstance(bench.command(m.Heartbeat()), m.Ack)
+        assert refused.reason == expected
         # the refused frame sent again is a duplicate: answered the same, nothing run
-        duplicates = bench.engine.stats.duplicates
-        raw(bench, kind, body, seq=(bench.seq - 1) & 0xFFFF)
+        duplicates, mark = bench.engine.stats.duplicates, len(bench.inbox)
+        raw(bench, kind, body, seq=seq)
         bench.tick()
         assert bench.engine.stats.duplicates == duplicates + 1
+        assert [x for x in bench.inbox[mark:] if isinstance(x, m.Nak)] == [refused]
+        # the next command, numbered as the document says, runs
+        assert isinstance(bench.command(m.Heartbeat()), m.Ack)
     assert not bench.engine.fault
 
 
@@ -196,23 +190,174 @@ def test_an_error_of_the_engine_itself_latches_internal_and_stops_the_arm():
     assert bench.command(m.TrajRun(1)).reason == m.Reason.NOT_HOMED
 
 
-COMMAND_TYPES = sorted(set(m.COMMANDS)) + [0x00, 0x3F, 0x7F]
+class GarbageArm(FailingArm):
+    """An arm whose driver hands back a value that is not a finite f32 at every reading."""
+
+    def __init__(self, arm, value):
+        super().__init__(arm)
+        self.value = value
+
+    def read(self):
+        state = self.arm.read()
+        state.wrench = state.wrench.copy()
+        state.wrench[3] = self.value
+        return state
+
+
+@pytest.mark.parametrize("value", [math.nan, math.inf, 1e39])
+def test_a_reading_that_is_not_a_number_latches_internal_and_the_link_goes_on(value):
+    bench = Bench()
+    bench.ready()
+    times, positions = ramp(bench.engine.setpoint, [0.5, 0, 0, 0, 0, 0], 2.0)
+    bench.load(1, times, positions)
+    assert isinstance(bench.command(m.TrajRun(1)), m.Ack)
+    bench.tick(50)
+    bench.engine.hardware = GarbageArm(bench.arm, value)
+    mark = len(bench.inbox)
+    for _ in range(6):                             # every reading is garbage from now on
+        bench.send(m.Heartbeat())
+        bench.tick(50)
+    assert bench.engine.fault == m.Fault.INTERNAL
+    held = bench.engine.setpoint
+    bench.send(m.Heartbeat())
+    bench.tick(100)
+    assert np.allclose(bench.engine.setpoint, held)
+    telemetry = [x for x in bench.inbox[mark:] if isinstance(x, m.Telemetry)]
+    assert len(telemetry) >= 70 and all(math.isfinite(v) for v in telemetry[-1].wrench)
+    assert isinstance(bench.command(m.Heartbeat()), m.Ack)        # commands are answered
+    stats = bench.engine.stats
+    assert stats.internal_error_count >= 300 and len(stats.internal_errors) == 10
+
+
+def test_a_command_that_fails_inside_the_engine_is_answered_and_the_next_ones_run(monkeypatch):
+    bench = Bench()
+    bench.ready()
+
+    def broken(self, guard):
+        raise ZeroDivisionError("a bug in the guard's setter")
+    monkeypatch.setattr(DeviceEngine, "_set_guard", broken)
+    failing = bench.send(m.Guard(True, (1.0, 0.0, 0.0), 1.0))
+    after = bench.send(m.Tare())                   # in the same tick
+    bench.tick()
+    assert bench.reply(failing).reason == m.Reason.FAULT_LATCHED
+    assert isinstance(bench.reply(after), m.Ack)
+    assert bench.engine.fault == m.Fault.INTERNAL
+    assert "a bug in the guard's setter" in bench.engine.stats.internal_errors[0]
+
+
+def test_a_hello_of_another_version_mid_motion_stops_the_arm():
+    bench = Bench()
+    bench.ready()
+    times, positions = ramp(bench.engine.setpoint, [0.5, 0, 0, 0, 0, 0], 2.0)
+    bench.load(1, times, positions)
+    assert isinstance(bench.command(m.TrajRun(1)), m.Ack)
+    bench.tick(100)
+    bench.command(m.Hello(m.PROTOCOL_VERSION + 1))
+    held = bench.engine.setpoint
+    bench.tick(300)
+    assert np.allclose(bench.engine.setpoint, held)
+    assert bench.events(m.EventKind.STOPPED)
+    # and the watchdog, armed by the first handshake, still watches a host that went quiet
+    assert bench.engine.fault == m.Fault.WATCHDOG
+
+
+def test_a_refused_first_chunk_leaves_no_older_trajectory_of_its_id_to_run():
+    bench = Bench()
+    bench.ready()
+    times, positions = ramp(bench.engine.setpoint, [0.2, 0, 0, 0, 0, 0], 1.0)
+    bench.load(1, times, positions)
+    five = tuple((0.1 * i, (0.0,) * 5) for i in range(4))
+    assert bench.command(m.TrajLoad(1, 0, 4, five)).reason == m.Reason.BAD_TRAJECTORY
+    assert bench.command(m.TrajRun(1)).reason == m.Reason.BAD_TRAJECTORY
+    bench.load(2, times, positions)
+    nan = ((0.0, (math.nan,) * 6),) + tuple((0.1 * i, tuple(positions[i])) for i in range(1, 4))
+    assert bench.command(m.TrajLoad(2, 0, 4, nan)).reason == m.Reason.MALFORMED
+    assert bench.command(m.TrajRun(2)).reason == m.Reason.BAD_TRAJECTORY
+
+
+COMMAND_TYPES = sorted(set(m.COMMANDS)) + [0x00, 0x3F, 0x7F, 0x80, 0xFF]
+
+
+F32 = st.floats(width=32)                       # NaN, infinities and extremes included
+SMALL = st.floats(-4.0, 4.0, width=32)
+
+
+@st.composite
+def trajectory_chunks(draw):
+    """A TRAJ_LOAD of any joint count (the arm has 6), any index and total, any numbers."""
+    joints = draw(st.sampled_from([6, 6, 6, 5, 7, 1, 12]))
+    count = draw(st.integers(1, m.points_per_frame(joints)))
+    value = draw(st.sampled_from([SMALL, F32]))
+    points = tuple((draw(value), tuple(draw(value) for _ in range(joints))) for _ in range(count))
+    return m.TrajLoad(draw(st.integers(1, 3)), draw(st.integers(0, 9)), draw(st.integers(0, 12)),
+                      points)
+
+
+MESSAGES = st.one_of(
+    trajectory_chunks(), st.builds(m.TrajRun, st.integers(0, 3)),
+    st.builds(m.Guard, st.booleans(), st.tuples(F32, F32, F32), F32),
+    st.builds(m.Gripper, F32, F32), st.builds(m.Rate, F32), st.builds(m.Enable, st.booleans()),
+    st.just(m.Home()), st.just(m.Tare()), st.just(m.Stop()), st.just(m.ClearFault()),
+    st.just(m.Heartbeat()), st.builds(m.Hello, st.sampled_from([m.PROTOCOL_VERSION, 2, 0xFFFF])))
+
+
+@st.composite
+def ramps(draw):
+    """A trajectory from wherever the arm is (resolved when sent), in two chunks then run: in or
+    beyond the limits, slow or too fast, and now and then poisoned (one number replaced by any
+    f32: NaN, an infinity, an extreme) or with a second chunk of another joint count."""
+    odd = st.one_of(st.sampled_from([math.nan, math.inf, -math.inf]), F32)
+    poison = draw(st.one_of(st.none(), st.tuples(st.integers(0, 7), st.integers(-1, 5), odd)))
+    return ("ramp", draw(st.integers(0, 5)), draw(st.floats(-7.0, 7.0)),
+            draw(st.floats(0.01, 3.0)), poison, draw(st.sampled_from([6, 6, 6, 5, 7])))
 
 
 @st.composite
 def frames(draw):
-    """A frame a host with a bug might send: any command type, a body of fitting or random
-    length and content (floats that may be NaN or huge), in or out of sequence, or garbage."""
-    kind = draw(st.sampled_from(COMMAND_TYPES))
-    if draw(st.booleans()):
-        body = draw(st.binary(max_size=64))
-    else:
-        floats = st.floats(width=32, allow_nan=True, allow_infinity=True)
-        values = draw(st.lists(floats, max_size=20))
-        head = draw(st.binary(min_size=0, max_size=8))
-        body = head + b"".join(struct.pack("<f", v) for v in values)
-    return kind, body[:240], draw(st.sampled_from(["next", "same", "random"])), \
-        draw(st.binary(max_size=12)), draw(st.booleans())
+    """What a host with a bug might send: mostly well-formed commands with any numbers, in
+    sequence; some frames of any type with any body; now and then garbage, long runs of it too."""
+    kind = draw(st.sampled_from(["message"] * 4 + ["ramp"] * 4 + ["raw", "garbage"]))
+    numbering = draw(st.sampled_from(["next"] * 8 + ["same", "random"]))
+    if kind == "message":
+        return draw(MESSAGES), numbering
+    if kind == "ramp":
+        return draw(ramps()), numbering
+    if kind == "raw":
+        return (draw(st.sampled_from(COMMAND_TYPES)), draw(st.binary(max_size=240))), numbering
+    return draw(st.one_of(st.binary(min_size=1, max_size=16),
+                          st.binary(min_size=240, max_size=400).filter(lambda b: 0 not in b))), None
+
+
+def wire(bench, item, numbering) -> bytes:
+    seq = {"next": None, "same": (bench.seq - 1) & 0xFFFF,
+           "random": (bench.seq + 7) & 0xFFFF}.get(numbering)
+    if seq is None:
+        seq, bench.seq = bench.seq, (bench.seq + 1) & 0xFFFF
+    if isinstance(item, m.Message):
+        return Frame(seq, item.TYPE, item.pack()).encode()
+    if isinstance(item, tuple) and item[0] == "ramp":
+        _, joint, delta, duration, poison, second_joints = item
+        move = np.zeros(6)
+        move[joint] = delta
+        times, positions = ramp(bench.engine.setpoint, move, duration, n=8)
+        points = [[float(t), [float(v) for v in q]] for t, q in zip(times, positions)]
+        if poison is not None:
+            at, where, value = poison
+            if where < 0:
+                points[at][0] = value
+            else:
+                points[at][1][where] = value
+        for point in points[4:]:
+            point[1] = (point[1] + [0.0])[:second_joints]
+        chunks = [m.TrajLoad(1, i, 8, tuple((t, tuple(q)) for t, q in points[i:i + 4]))
+                  for i in (0, 4)] + [m.TrajRun(1)]
+        out = b""
+        for k, message in enumerate(chunks):
+            out += Frame((seq + k) & 0xFFFF, message.TYPE, message.pack()).encode()
+        bench.seq = (bench.seq + len(chunks) - 1) & 0xFFFF
+        return out
+    kind, body = item
+    return Frame(seq, kind, body).encode()
 
 
 @lru_cache(maxsize=1)
@@ -224,18 +369,18 @@ def _ready():
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.lists(frames(), min_size=1, max_size=25))
-def test_no_frame_of_any_kind_stops_the_loop_or_moves_the_arm_out_of_its_limits(sent):
+@given(st.lists(frames(), min_size=1, max_size=25), st.randoms(use_true_random=False))
+def test_no_frame_of_any_kind_stops_the_loop_or_moves_the_arm_out_of_its_limits(sent, rnd):
     bench = copy.deepcopy(_ready())
     lows = np.array([j.q_min for j in bench.engine.config.joints])
     highs = np.array([j.q_max for j in bench.engine.config.joints])
-    for kind, body, numbering, garbage, with_garbage in sent:
-        seq = {"next": None, "same": (bench.seq - 1) & 0xFFFF,
-               "random": (bench.seq + 7) & 0xFFFF}[numbering]
-        raw(bench, kind, body, seq)
-        if with_garbage:
-            bench.engine.receive(garbage)
-        bench.tick(3)
+    for item, numbering in sent:
+        data = wire(bench, item, numbering) if numbering is not None else item
+        # the bytes arrive split anywhere across ticks, as a UART delivers them
+        cut = rnd.randint(0, len(data))
+        for piece in (data[:cut], data[cut:]):
+            bench.engine.receive(piece)
+            bench.tick(rnd.randint(1, 3))
         setpoint = bench.engine.setpoint
         assert np.all(np.isfinite(setpoint))
         assert np.all(setpoint >= lows - 1e-6) and np.all(setpoint <= highs + 1e-6)

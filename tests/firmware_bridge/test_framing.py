@@ -77,3 +77,13 @@ def test_oversized_body_is_refused():
 def test_malformed_frames_raise(bad):
     with pytest.raises(ValueError):
         parse_frame(bad)
+
+
+def test_frames_and_corrupt_ones_come_out_in_the_order_they_arrived():
+    good = [Frame(i, 0x02).encode() for i in range(3)]
+    bad = bytearray(Frame(9, 0x02).encode())
+    bad[1] ^= 0x10
+    decoder = FrameDecoder()
+    out = decoder.feed_in_order(good[0] + bytes(bad) + good[1] + b"\x01" * 300 + b"\x00" + good[2])
+    assert [f.seq if f is not None else None for f in out] == [0, None, 1, None, 2]
+    assert decoder.frames_corrupt == 2

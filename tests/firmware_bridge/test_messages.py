@@ -59,7 +59,7 @@ def test_bad_bodies_and_unknown_types_are_refused(kind, body):
 
 @pytest.mark.parametrize("joints", range(1, 13))
 def test_a_traj_load_carries_as_many_points_as_fit_its_body(joints):
-    """"1 to 8 points per frame" fits the 240-byte body only up to 6 joints."""
+    """'1 to 8 points per frame' fits the 240-byte body only up to 6 joints."""
     per_frame = m.points_per_frame(joints)
     points = tuple((0.125 * i, (0.0,) * joints) for i in range(per_frame))
     full = m.TrajLoad(1, 0, 20, points)
