@@ -6,7 +6,7 @@ import time
 import numpy as np
 
 from firmware_bridge import messages as m
-from tests.conformance.trajectories import here, ramp, upload
+from tests.conformance.trajectories import here, ramp, start_moving, upload
 
 
 def test_a_trajectory_runs_to_its_end(moving):
@@ -45,11 +45,7 @@ def test_the_guard_stops_the_set_point_in_the_tick_that_reads_the_force(moving, 
 
 
 def test_rate_pauses_slows_and_resumes_from_where_it_paused(moving):
-    start = here(moving)
-    times, positions = ramp(start, [0.3, 0, 0, 0, 0, 0], 1.0)
-    assert isinstance(upload(moving, 3, times, positions), m.Ack)
-    mark = moving.mark()
-    assert isinstance(moving.command(m.TrajRun(3)), m.Ack)
+    positions, mark = start_moving(moving, 3, [0.3, 0, 0, 0, 0, 0], 1.0)
     time.sleep(0.2)
     assert isinstance(moving.command(m.Rate(0.0)), m.Ack)
     paused = moving.telemetry()
@@ -66,11 +62,7 @@ def test_rate_pauses_slows_and_resumes_from_where_it_paused(moving):
 
 
 def test_the_safety_input_holds_the_arm_whatever_the_host_does(moving, stimulus):
-    start = here(moving)
-    times, positions = ramp(start, [0.3, 0, 0, 0, 0, 0], 1.0)
-    assert isinstance(upload(moving, 4, times, positions), m.Ack)
-    mark = moving.mark()
-    assert isinstance(moving.command(m.TrajRun(4)), m.Ack)
+    _, mark = start_moving(moving, 4, [0.3, 0, 0, 0, 0, 0], 1.0)
     time.sleep(0.2)
     stimulus.set_presence(True)
     held = moving.wait_for(lambda t: t.status & m.Status.PRESENCE, 1.0, moving.mark(), m.Telemetry)

@@ -32,3 +32,13 @@ def ramp(start, delta, duration_s: float, n: int = 20):
 def here(host) -> np.ndarray:
     """Where a trajectory must start: the set-points."""
     return np.array(host.telemetry().q_set)
+
+
+def start_moving(host, traj_id: int, delta, duration_s: float):
+    """Upload a ramp from where the arm is and run it; its positions, and the mark of what the
+    device sent from the run on."""
+    times, positions = ramp(here(host), delta, duration_s)
+    assert isinstance(upload(host, traj_id, times, positions), m.Ack)
+    mark = host.mark()
+    assert isinstance(host.command(m.TrajRun(traj_id)), m.Ack)
+    return positions, mark

@@ -151,6 +151,19 @@ def test_a_clear_fault_after_a_corrupt_frame_in_the_same_tick_clears_it():
     assert not bench.engine.fault
 
 
+def moving_bench(hardware=None, ticks: int = 100) -> Bench:
+    """A bench whose arm runs a 2 s trajectory, `ticks` into it."""
+    bench = Bench()
+    if hardware is not None:
+        bench.engine.hardware = hardware(bench.arm)
+    bench.ready()
+    times, positions = ramp(bench.engine.setpoint, [0.5, 0, 0, 0, 0, 0], 2.0)
+    bench.load(1, times, positions)
+    assert isinstance(bench.command(m.TrajRun(1)), m.Ack)
+    bench.tick(ticks)
+    return bench
+
+
 class FailingArm:
     """An arm whose reading fails once, as a driver with a bug might."""
 
@@ -168,14 +181,8 @@ class FailingArm:
 
 
 def test_an_error_of_the_engine_itself_latches_internal_and_stops_the_arm():
-    bench = Bench()
-    failing = FailingArm(bench.arm)
-    bench.engine.hardware = failing
-    bench.ready()
-    times, positions = ramp(bench.engine.setpoint, [0.5, 0, 0, 0, 0, 0], 2.0)
-    bench.load(1, times, positions)
-    assert isinstance(bench.command(m.TrajRun(1)), m.Ack)
-    bench.tick(100)
+    bench = moving_bench(FailingArm)
+    failing = bench.engine.hardware
     failing.fail = True
     bench.tick()                                  # does not raise
     assert bench.engine.fault == m.Fault.INTERNAL
@@ -206,12 +213,7 @@ class GarbageArm(FailingArm):
 
 @pytest.mark.parametrize("value", [math.nan, math.inf, 1e39])
 def test_a_reading_that_is_not_a_number_latches_internal_and_the_link_goes_on(value):
-    bench = Bench()
-    bench.ready()
-    times, positions = ramp(bench.engine.setpoint, [0.5, 0, 0, 0, 0, 0], 2.0)
-    bench.load(1, times, positions)
-    assert isinstance(bench.command(m.TrajRun(1)), m.Ack)
-    bench.tick(50)
+    bench = moving_bench(ticks=50)
     bench.engine.hardware = GarbageArm(bench.arm, value)
     mark = len(bench.inbox)
     for _ in range(6):                             # every reading is garbage from now on
@@ -246,12 +248,7 @@ def test_a_command_that_fails_inside_the_engine_is_answered_and_the_next_ones_ru
 
 
 def test_a_hello_of_another_version_mid_motion_stops_the_arm():
-    bench = Bench()
-    bench.ready()
-    times, positions = ramp(bench.engine.setpoint, [0.5, 0, 0, 0, 0, 0], 2.0)
-    bench.load(1, times, positions)
-    assert isinstance(bench.command(m.TrajRun(1)), m.Ack)
-    bench.tick(100)
+    bench = moving_bench()
     bench.command(m.Hello(m.PROTOCOL_VERSION + 1))
     held = bench.engine.setpoint
     bench.tick(300)
