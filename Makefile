@@ -8,7 +8,7 @@ INSTALLED := $(VENV)/.installed
 # share (a whole match) runs once; modules go out in the order tests/conftest.py gives, heavy first.
 PARALLEL ?= -n auto --dist loadscope --no-loadscope-reorder
 
-.PHONY: install test check play clean
+.PHONY: install test check play firmware clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -35,5 +35,10 @@ check: $(INSTALLED)
 play: $(INSTALLED)
 	$(BIN)/jenga-robot play $(PLAY_ARGS)
 
+# The arm's firmware in C (hardware/firmware): the host build's library and its sanitized tests.
+firmware:
+	$(MAKE) -C hardware/firmware test
+
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache
+	$(MAKE) -C hardware/firmware clean

@@ -105,6 +105,8 @@ def parse_frame(encoded: bytes) -> Frame:
     raw = cobs_decode(encoded)
     if len(raw) < 5:
         raise ValueError("frame too short")
+    if len(raw) > MAX_FRAME:
+        raise ValueError(f"body longer than {MAX_BODY} bytes")
     (crc,) = struct.unpack("<H", raw[-2:])
     if crc16(raw[:-2]) != crc:
         raise ValueError("CRC mismatch")
