@@ -18,6 +18,7 @@ import time
 import urllib.error
 import urllib.request
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Callable
 
 import cv2
@@ -159,7 +160,10 @@ class CameraSource:
 
 
 class VideoCaptureSource(CameraSource):
-    """A device index, a video file or any stream OpenCV opens. Stamped with host time."""
+    """A device index, a video file or any stream OpenCV opens. A camera or a stream is stamped
+    with host time; a file with its own time, where each frame lies in it (played again from the
+    start, on from where it ended), since a file is read as fast as the machine decodes it, not at
+    the pace it was filmed (a busy machine once read one at 6 frames/s)."""
 
     def __init__(self, name: str, target: int | str, width: int, height: int, fps: float,
                  clock: Callable[[], float] = time.monotonic, **kwargs):
@@ -167,6 +171,9 @@ class VideoCaptureSource(CameraSource):
         self.target = target
         self._clock = clock
         self._cap: cv2.VideoCapture | None = None
+        self._file = isinstance(target, str) and Path(target).is_file()
+        self._played = 0.0           # a file's time at the start of this play of it (s)
+        self._last = None            # the last stamp given (s)
 
     def _open(self) -> None:
         cap = cv2.VideoCapture(self.target)
@@ -186,7 +193,17 @@ class VideoCaptureSource(CameraSource):
         ok, bgr = cap.read()
         if not ok:
             return None
-        return cv2.cvtColor(bgr, cv2.COLOR_BGR2RGB), self._clock()
+        return cv2.cvtColor(bgr, cv2.COLOR_BGR2RGB), self._stamp(cap)
+
+    def _stamp(self, cap: cv2.VideoCapture) -> float:
+        if not self._file:
+            return self._clock()
+        stamp = self._played + cap.get(cv2.CAP_PROP_POS_MSEC) / 1000.0
+        if self._last is not None and stamp <= self._last:      # played again from the start
+            self._played = self._last + 1.0 / self.fps
+            stamp = self._played + cap.get(cv2.CAP_PROP_POS_MSEC) / 1000.0
+        self._last = stamp
+        return stamp
 
     def _close(self) -> None:
         if self._cap is not None:

@@ -116,3 +116,22 @@ def test_a_video_file_opens_through_opencv(tmp_path):
     with source:
         frame = source.read()
         assert frame.image.shape == (48, 64, 3)
+
+
+
+def test_a_video_files_frames_carry_the_files_own_time_however_fast_it_is_read(tmp_path):
+    """A file is decoded as fast as the machine goes (a busy one read a clip at 6 frames/s and the
+    rate check refused it): its frames are stamped where they lie in it, and on from its end when
+    it plays again."""
+    path = str(tmp_path / "clip.avi")
+    writer = cv2.VideoWriter(path, cv2.VideoWriter_fourcc(*"MJPG"), 30.0, (64, 48))
+    for i in range(20):
+        writer.write(np.full((48, 64, 3), i * 4, np.uint8))
+    writer.release()
+    with open_source("file", path, 64, 48, 30.0) as source:
+        first = source.read()
+        later = first
+        while later.number < first.number + 50:              # past the end at least twice
+            later = source.read(after=later.number)
+    per_frame = (later.time - first.time) / (later.number - first.number)
+    assert per_frame == pytest.approx(1 / 30, rel=0.05)
