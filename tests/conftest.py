@@ -10,9 +10,9 @@ os.environ.setdefault("MUJOCO_GL", "egl")
 
 def pytest_addoption(parser):
     group = parser.getgroup("conformance", "the device conformance suite (tests/conformance)")
-    group.addoption("--device", default="python", choices=("python", "c", "qemu"),
-                    help="the built-in device to check: the Python reference engine, the C host "
-                         "build or the C binary in QEMU")
+    group.addoption("--device", default="python,c",
+                    help="the built-in devices to check, comma-separated: python (the reference "
+                         "engine), c (the C firmware's host build), qemu (the C binary in QEMU)")
     group.addoption("--device-url", default=None,
                     help="check a device of your own at this pyserial URL or port instead")
     group.addoption("--allow-motion", action="store_true",

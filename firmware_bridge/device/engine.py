@@ -136,7 +136,7 @@ class DeviceEngine:
     def _control(self, now: float) -> None:
         state = self._state
         if self._watchdog_armed and self._last_rx is not None \
-                and now - self._last_rx > self.config.watchdog_s:
+                and self._since(self._last_rx) > self.config.watchdog_s:
             self._latch(Fault.WATCHDOG)
         self._safety(state)
         self._presence(now, state)
@@ -394,7 +394,7 @@ class DeviceEngine:
                                  0, force))
                 self._motion = None
                 return
-        self._motion_elapsed += (now - self._motion_clock) * self._pace
+        self._motion_elapsed += self._since(self._motion_clock) * self._pace
         self._motion_clock = now
         elapsed = self._motion_elapsed
         self._setpoint = self._motion.target(elapsed)
@@ -426,7 +426,7 @@ class DeviceEngine:
         for `presence_hold_s`, whatever the host does."""
         if state.presence:
             self._presence_seen = now
-        held = now - self._presence_seen < self.config.presence_hold_s
+        held = self._since(self._presence_seen) < self.config.presence_hold_s
         if held != self._presence_held:
             # a hold starts with this tick's set-point equal to the last one, as a guard's stop
             self._change_pace(lambda: setattr(self, "_presence_held", held), count_tick=not held)
@@ -438,7 +438,7 @@ class DeviceEngine:
         before = self._pace
         if self._motion is not None:
             if count_tick:
-                self._motion_elapsed += (self._now - self._motion_clock) * before
+                self._motion_elapsed += self._since(self._motion_clock) * before
             self._motion_clock = self._now
         change()
         after = self._pace
@@ -460,7 +460,7 @@ class DeviceEngine:
             return
         t0, w0 = self._gripper_last
         reached = abs(state.gripper_width - self._gripper_target) < 0.0005
-        if self._now - t0 >= 0.05:
+        if self._since(t0) >= 0.05:
             # Closed on an object when the fingers stopped moving short of the target.
             stalled = abs(state.gripper_width - w0) < 0.0002
             self._gripper_last = (self._now, state.gripper_width)
@@ -517,6 +517,14 @@ class DeviceEngine:
                          tuple(float(v) for v in s.qd), float(s.gripper_width),
                          tuple(float(v) for v in self._tared()),
                          tuple(float(v) for v in self._setpoint))
+
+    def _since(self, then: float) -> float:
+        """Seconds from device time `then` to now, counted in whole microseconds as the device's
+        clock counts them (a board's timer, and the C firmware, count so: the same ticks end a
+        wait on every device, whatever the rounding of the host's float times)."""
+        if then == -np.inf:
+            return np.inf
+        return (round(self._now * 1e6) - round(then * 1e6)) * 1e-6
 
     def _device_us(self, now: float) -> int:
         return max(0, int(round((now - self.boot_time) * 1e6)))

@@ -13,9 +13,12 @@ from firmware_bridge.device.pty_port import PtyPort
 
 
 class DeviceRunner:
-    def __init__(self, config: DeviceConfig, hardware: DeviceHardware):
+    """`engine`: what runs the protocol, the reference engine by default (the C firmware's binding,
+    hardware/firmware/c_engine.py, has the same interface)."""
+
+    def __init__(self, config: DeviceConfig, hardware: DeviceHardware, engine=DeviceEngine):
         self.port = PtyPort()
-        self.engine = DeviceEngine(config, hardware)
+        self.engine = engine(config, hardware)
         self._period = 1.0 / config.control_hz
         self._stop = threading.Event()
         self._start = 0.0

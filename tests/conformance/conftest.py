@@ -1,5 +1,6 @@
 """The conformance suite's fixtures: a fresh device for each test and a host handshaken with it.
-Options (tests/conftest.py): `--device python|c|qemu`, `--device-url URL`, `--allow-motion`."""
+Options (tests/conftest.py): `--device python,c,qemu` (python and c by default), `--device-url URL`,
+`--allow-motion`."""
 
 from __future__ import annotations
 
@@ -11,16 +12,25 @@ from tests.conformance.devices import DeviceUnderTest, device_named
 from tests.conformance.host import Host
 
 
+def pytest_generate_tests(metafunc):
+    """Every test against each device asked for: a device at `--device-url`, or the built-in ones
+    `--device` names (python and c unless told)."""
+    if "device" in metafunc.fixturenames:
+        url = metafunc.config.getoption("--device-url")
+        names = ["url"] if url else [n.strip() for n in
+                                     metafunc.config.getoption("--device").split(",")]
+        metafunc.parametrize("device", names, indirect=True)
+
+
 @pytest.fixture
 def device(request) -> DeviceUnderTest:
-    url = request.config.getoption("--device-url")
-    if url:
-        yield DeviceUnderTest(url, None, simulated=False)
+    if request.param == "url":
+        yield DeviceUnderTest(request.config.getoption("--device-url"), None, simulated=False)
         return
     try:
-        context = device_named(request.config.getoption("--device"))
+        context = device_named(request.param)
         dut = context.__enter__()
-    except NotImplementedError as exc:
+    except (NotImplementedError, RuntimeError) as exc:
         pytest.fail(str(exc))
     try:
         yield dut

@@ -1,5 +1,5 @@
-"""The devices the conformance suite can check: built in (`--device python`, and `c` and `qemu`
-once the C firmware is built, issue 23 item 3), or any device at a pyserial URL or port
+"""The devices the conformance suite can check: built in (`--device python`, `c`, and `qemu` once
+the C firmware runs in QEMU, issue 23 item 3), or any device at a pyserial URL or port
 (`--device-url`). A built-in device comes with `Stimulus`: the suite's hands on the simulated arm
 the firmware drives (the wrist's force, the safety input). A device at a URL has none, and the
 tests that need one are skipped for it."""
@@ -13,6 +13,7 @@ from typing import Callable, Iterator
 import numpy as np
 
 from firmware_bridge import messages as m
+from firmware_bridge.device.engine import DeviceEngine
 from firmware_bridge.device.hardware import DeviceConfig
 from firmware_bridge.device.ideal_arm import IdealArm
 from firmware_bridge.device.runner import DeviceRunner
@@ -39,8 +40,9 @@ class DeviceUnderTest:
 
 
 @contextmanager
-def python_device() -> Iterator[DeviceUnderTest]:
-    """The reference engine in real time behind a pty, driving an ideal arm."""
+def engine_device(engine) -> Iterator[DeviceUnderTest]:
+    """An engine (the reference, or the C firmware's) in real time behind a pty, driving an
+    ideal arm."""
     arm = IdealArm(np.array([j.q_home for j in JOINTS]))
 
     def set_force(at):
@@ -48,7 +50,7 @@ def python_device() -> Iterator[DeviceUnderTest]:
 
     def set_presence(on):
         arm.presence = on
-    runner = DeviceRunner(DeviceConfig(JOINTS, 0.04, 100.0), arm)
+    runner = DeviceRunner(DeviceConfig(JOINTS, 0.04, 100.0), arm, engine)
     with runner:
         yield DeviceUnderTest(runner.path, Stimulus(set_force, set_presence))
 
@@ -56,9 +58,16 @@ def python_device() -> Iterator[DeviceUnderTest]:
 @contextmanager
 def device_named(name: str) -> Iterator[DeviceUnderTest]:
     if name == "python":
-        with python_device() as device:
+        with engine_device(DeviceEngine) as device:
+            yield device
+        return
+    if name == "c":
+        from hardware.firmware.build import build_host
+        from hardware.firmware.c_engine import CEngine
+        library = build_host() / "libjrcore.so"
+        with engine_device(lambda config, arm: CEngine(config, arm, library=library)) as device:
             yield device
         return
     raise NotImplementedError(
-        f"--device {name}: the C firmware is not in this tree yet (issue 23 item 3 builds it with "
-        f"`make firmware`); use --device python, or --device-url for a device of your own")
+        f"--device {name}: the C firmware in QEMU is not built yet (issue 23 item 3); use "
+        f"--device python,c, or --device-url for a device of your own")

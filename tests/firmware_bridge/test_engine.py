@@ -16,9 +16,9 @@ DT = 0.001
 class Bench:
     """A host speaking to an engine, stepping device time by hand."""
 
-    def __init__(self):
-        self.arm = IdealArm(np.zeros(6))
-        self.engine = DeviceEngine(DeviceConfig(JOINTS, 0.04, 100.0), self.arm)
+    def __init__(self, engine=DeviceEngine, q0=np.zeros(6)):
+        self.arm = IdealArm(q0)
+        self.engine = engine(DeviceConfig(JOINTS, 0.04, 100.0), self.arm)
         self.t = 0.0
         self.seq = 0
         self.decoder = FrameDecoder()

@@ -23,8 +23,8 @@ class CDecoder(ctypes.Structure):
 
 
 @pytest.fixture(scope="module")
-def core(tmp_path_factory):
-    lib = core_library(tmp_path_factory.mktemp("firmware"))
+def core():
+    lib = core_library()
     lib.jr_crc16.restype = ctypes.c_uint16
     lib.jr_crc16.argtypes = [ctypes.c_char_p, ctypes.c_size_t, ctypes.c_uint16]
     lib.jr_cobs_encode.restype = ctypes.c_size_t
@@ -48,9 +48,9 @@ def c_decode_stream(core, data: bytes):
     return out
 
 
-def test_the_cores_own_tests_pass_under_the_sanitizers(tmp_path):
-    binary = build("host/test_framing", tmp_path)
-    result = subprocess.run([str(binary)], capture_output=True, text=True, timeout=60)
+@pytest.mark.parametrize("program", ["test_framing", "test_engine"])
+def test_the_cores_own_tests_pass_under_the_sanitizers(program):
+    result = subprocess.run([str(build(program))], capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
 
 

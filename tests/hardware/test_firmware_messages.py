@@ -68,8 +68,8 @@ class EventC(ctypes.Structure):
 
 
 @pytest.fixture(scope="module")
-def core(tmp_path_factory):
-    lib = core_library(tmp_path_factory.mktemp("firmware"))
+def core():
+    lib = core_library()
     lib.jr_command_decode.argtypes = [ctypes.c_uint8, ctypes.c_char_p, ctypes.c_size_t,
                                       ctypes.POINTER(CommandC)]
     for name in ("jr_ack_pack", "jr_nak_pack", "jr_hello_reply_pack", "jr_telemetry_pack",
