@@ -131,9 +131,11 @@ class CellLink:
 
 
 class SimulatedCell:
-    """`jenga-robot sim serve` in a child process, for when no hardware is named."""
+    """`jenga-robot sim serve` in a child process, for when no hardware is named; `firmware`: the
+    arm's, python (the reference engine) or c (hardware/firmware, built by `make firmware`)."""
 
-    def __init__(self, seed: int, cell_path: str | None = None, person_skill: float | None = None):
+    def __init__(self, seed: int, cell_path: str | None = None, person_skill: float | None = None,
+                 firmware: str = "python"):
         # The cell stops when its stdin closes: a controller that is killed takes it along
         # instead of leaving a simulator running with nobody to play.
         command = [sys.executable, "-u", "-m", "controller.cli", "sim", "serve", "--seed", str(seed),
@@ -142,6 +144,8 @@ class SimulatedCell:
             command += ["--cell", cell_path]
         if person_skill is not None:
             command += ["--person-skill", str(person_skill)]
+        if firmware != "python":
+            command += ["--firmware", firmware]
         self.process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                         stderr=subprocess.PIPE, text=True)
         self.serial = ""

@@ -38,6 +38,10 @@ def register(commands: argparse._SubParsersAction) -> None:
     serve.add_argument("--cell", default=str(DEFAULT_CELL), metavar="FILE")
     serve.add_argument("--seed", type=int, default=1, help="tower seed (default %(default)s)")
     serve.add_argument("--no-cameras", action="store_true", help="serve the arm only")
+    serve.add_argument("--firmware", choices=("python", "c"), default="python",
+                       help="the arm's firmware: the reference engine, or the C firmware's "
+                            "(hardware/firmware, built by `make firmware`), ticked against the "
+                            "simulated arm (default %(default)s)")
     serve.add_argument("--person-skill", type=float, default=0.7, metavar="0..1",
                        help="the simulated person's skill, 0 (first game) to 1 (practised); "
                             "they play when POST /person/turn tells them to (default %(default)s)")
@@ -53,15 +57,24 @@ def run_serve(args: argparse.Namespace) -> int:
     import sys
     import threading
 
+    from firmware_bridge.device.engine import DeviceEngine
     from hardware.sim.server import SimServer
     from hardware.sim.world import SimBuildError
 
     cell = load(args.cell)
     if not 0.0 <= args.person_skill <= 1.0:
         raise CommandError(f"--person-skill must be within 0..1, got {args.person_skill}")
+    engine = DeviceEngine
+    if args.firmware == "c":
+        from hardware.firmware.c_engine import CEngine, FirmwareNotBuilt, load_library
+        try:
+            load_library()
+        except FirmwareNotBuilt as exc:
+            raise CommandError(str(exc)) from None
+        engine = CEngine
     try:
         server = SimServer(cell, args.seed, cameras=not args.no_cameras,
-                           person_skill=args.person_skill)
+                           person_skill=args.person_skill, engine=engine)
     except SimBuildError as exc:
         raise CommandError(str(exc)) from None
     done = threading.Event()

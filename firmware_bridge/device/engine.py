@@ -524,7 +524,8 @@ class DeviceEngine:
         wait on every device, whatever the rounding of the host's float times)."""
         if then == -np.inf:
             return np.inf
-        return (round(self._now * 1e6) - round(then * 1e6)) * 1e-6
+        # none if the clock stepped back: a wait must not end, nor a motion run backwards
+        return max(0, round(self._now * 1e6) - round(then * 1e6)) * 1e-6
 
     def _device_us(self, now: float) -> int:
         return max(0, int(round((now - self.boot_time) * 1e6)))

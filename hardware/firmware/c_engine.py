@@ -43,8 +43,8 @@ class _Reading(ctypes.Structure):
 
 
 _READ = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.POINTER(_Reading))
-_JOINTS = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.POINTER(ctypes.c_float))
-_GRIPPER = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_float, ctypes.c_float)
+_JOINTS = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.POINTER(ctypes.c_float))
+_GRIPPER = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_float, ctypes.c_float)
 
 
 class _Hal(ctypes.Structure):
@@ -65,6 +65,9 @@ def load_library(path: Path = LIBRARY) -> ctypes.CDLL:
                                    ctypes.c_uint32, ctypes.c_uint64]
     lib.jr_engine_boot.argtypes = [ctypes.c_void_p, ctypes.c_uint32, ctypes.c_uint64]
     lib.jr_engine_receive.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_size_t]
+    lib.jr_engine_receive.restype = ctypes.c_size_t
+    lib.jr_engine_internal_errors.restype = ctypes.c_uint32
+    lib.jr_engine_internal_errors.argtypes = [ctypes.c_void_p]
     lib.jr_engine_tick.argtypes = [ctypes.c_void_p, ctypes.c_uint64]
     lib.jr_engine_serve_link.argtypes = [ctypes.c_void_p, ctypes.c_uint64]
     lib.jr_engine_sent.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
@@ -87,7 +90,8 @@ class CEngine:
         self.hardware = hardware
         self._rng = rng or random.Random()
         self._lib = load_library(library)
-        self._engine = ctypes.create_string_buffer(self._lib.jr_engine_size())
+        # 8-byte aligned, as the engine's 64-bit fields need
+        self._engine = (ctypes.c_uint64 * ((self._lib.jr_engine_size() + 7) // 8))()
         cfg = _Config(len(config.joints))
         for i, j in enumerate(config.joints):
             cfg.joints[i] = _JointInfo(j.q_min, j.q_max, j.speed_max, j.q_home)
@@ -100,7 +104,7 @@ class CEngine:
         # the callbacks live as long as the engine: C holds pointers to them
         self._hal = _Hal(None, _READ(self._read), _JOINTS(self._command_joints),
                          _GRIPPER(self._command_gripper))
-        self._error: BaseException | None = None
+        self.stats = _Stats(self)
         self.boot_time = boot_time
         self._lib.jr_engine_init(self._engine, ctypes.byref(cfg), ctypes.byref(self._hal),
                                  self._rng.getrandbits(32), _us(boot_time))
@@ -120,15 +124,25 @@ class CEngine:
                 reading.wrench[i] = float(state.wrench[i])
             reading.presence = 1 if state.presence else 0
             return 0
-        except Exception as exc:  # noqa: BLE001 - a driver that fails: the firmware latches INTERNAL
-            self._error = exc
+        except BaseException as exc:  # noqa: BLE001 - never into C: the firmware latches INTERNAL
+            self.stats.note(exc)
             return 1
 
-    def _command_joints(self, _ctx, q) -> None:
-        self.hardware.command_joints(np.array(q[:len(self.config.joints)], float))
+    def _command_joints(self, _ctx, q) -> int:
+        try:
+            self.hardware.command_joints(np.array(q[:len(self.config.joints)], float))
+            return 0
+        except BaseException as exc:  # noqa: BLE001 - as in _read
+            self.stats.note(exc)
+            return 1
 
-    def _command_gripper(self, _ctx, width: float, force: float) -> None:
-        self.hardware.command_gripper(width, force)
+    def _command_gripper(self, _ctx, width: float, force: float) -> int:
+        try:
+            self.hardware.command_gripper(width, force)
+            return 0
+        except BaseException as exc:  # noqa: BLE001 - as in _read
+            self.stats.note(exc)
+            return 1
 
     # --- DeviceEngine's interface ---------------------------------------------------------------
 
@@ -137,8 +151,12 @@ class CEngine:
         self._lib.jr_engine_boot(self._engine, self._rng.getrandbits(32), _us(now))
 
     def receive(self, data: bytes) -> None:
-        if data:
-            self._lib.jr_engine_receive(self._engine, data, len(data))
+        data = bytes(data)
+        while data:            # the engine's inbox takes what fits; a tick makes room
+            taken = self._lib.jr_engine_receive(self._engine, data, len(data))
+            data = data[taken:]
+            if data and not taken:
+                raise RuntimeError("the C firmware's inbox is full: tick it before sending more")
 
     def tick(self, now: float) -> None:
         self._lib.jr_engine_tick(self._engine, _us(now))
@@ -162,3 +180,29 @@ class CEngine:
         out = (ctypes.c_float * MAX_JOINTS)()
         self._lib.jr_engine_setpoint(self._engine, out)
         return np.array(out[:len(self.config.joints)], float)
+
+
+class _Stats:
+    """What the reference engine's `stats` tell of its errors: the C engine counts them; the
+    driver's own exceptions (this process's hardware) are kept as the reference keeps its."""
+
+    KEPT = 10
+
+    def __init__(self, engine: CEngine):
+        self._engine = engine
+        self._notes: list[str] = []
+
+    def note(self, exc: BaseException) -> None:
+        if len(self._notes) < self.KEPT:
+            self._notes.append(f"{type(exc).__name__}: {exc}")
+
+    @property
+    def internal_error_count(self) -> int:
+        return int(self._engine._lib.jr_engine_internal_errors(self._engine._engine))
+
+    @property
+    def internal_errors(self) -> list[str]:
+        count = self.internal_error_count
+        return (self._notes or [f"the C firmware latched INTERNAL ({count} errors: a reading it "
+                                f"refused, or a driver that failed)"])[:count] if count else []
+

@@ -51,14 +51,17 @@ HOST_WAIT_S = 1.0
 
 class SimServer:
     def __init__(self, cell: Cell, seed: int = 1, *, cameras: bool = True, realtime: bool = True,
-                 world: SimWorld | None = None, person_skill: float = Skill().level):
+                 world: SimWorld | None = None, person_skill: float = Skill().level,
+                 engine=DeviceEngine):
+        """`engine`: the firmware the arm runs, the reference engine or the C firmware's
+        (hardware/firmware/c_engine.py `CEngine`), ticked against the simulated arm."""
         self.cell = cell
         self.world = world or SimWorld(cell, seed, markers=cameras)
         self.person = SimPerson(self.world, Skill(person_skill), seed)
         self._fresh = self.world.save()
         self.port = PtyPort()
-        self.engine = DeviceEngine(device_config(cell), SimHardware(self.world),
-                                   boot_time=self.world.time)
+        self.engine = engine(device_config(cell), SimHardware(self.world),
+                             boot_time=self.world.time)
         self.truth = GroundTruth(self.world)
         self.cameras = CameraServer(self.world.model, cell.cameras,
                                     documents={"/truth.json": self.truth_document,

@@ -2,14 +2,17 @@
 same answers, events and telemetry out (numbers to f32 rounding: the C engine reckons in f32).
 The conformance suite (tests/conformance, `--device c`) checks it over a pty as any device."""
 
+import dataclasses
 import math
 import random
+from functools import lru_cache
 
 import numpy as np
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from firmware_bridge import messages as m
 from firmware_bridge.device.engine import DeviceEngine
+from firmware_bridge.framing import FrameDecoder
 from hardware.firmware.build import build_host
 from hardware.firmware.c_engine import CEngine
 from tests.firmware_bridge.test_engine import JOINTS, Bench
@@ -18,10 +21,15 @@ from tests.firmware_bridge.test_engine_hardening import frames, wire
 HOME = np.array([j.q_home for j in JOINTS])
 
 
+@lru_cache(maxsize=1)
+def library():
+    return build_host() / "libjrcore.so"
+
+
 def twins():
-    library = build_host() / "libjrcore.so"
+    library_path = library()
     reference = Bench(lambda c, a: DeviceEngine(c, a, rng=random.Random(7)), HOME)
-    c = Bench(lambda cfg, a: CEngine(cfg, a, rng=random.Random(7), library=library), HOME)
+    c = Bench(lambda cfg, a: CEngine(cfg, a, rng=random.Random(7), library=library_path), HOME)
     return reference, c
 
 
@@ -69,6 +77,9 @@ def test_any_stream_of_frames_is_answered_the_same_by_both(sent, rnd):
     for bench in (reference, c):
         bench.ready()
     for item, numbering in sent:
+        if isinstance(item, (m.TrajLoad, m.TrajRun)):
+            # one id: the C engine keeps two trajectories (one running), the reference any number
+            item = dataclasses.replace(item, traj_id=1)
         data = wire(reference, item, numbering) if numbering is not None else item
         c.seq = reference.seq
         cut, ticks = rnd.randint(0, len(data)), (rnd.randint(1, 3), rnd.randint(1, 3))
@@ -79,3 +90,91 @@ def test_any_stream_of_frames_is_answered_the_same_by_both(sent, rnd):
     assert len(reference.inbox) == len(c.inbox)
     for a, b in zip(reference.inbox, c.inbox):
         assert same(a, b), (a, b)
+
+
+
+def answered_alike(reference, c):
+    assert len(reference.inbox) == len(c.inbox)
+    for a, b in zip(reference.inbox, c.inbox):
+        assert same(a, b), (a, b)
+
+
+def wait(bench, ticks):
+    """Let `ticks` go by, the host's heartbeat feeding the watchdog."""
+    for _ in range(ticks // 50):
+        bench.send(m.Heartbeat())
+        bench.tick(50)
+
+
+def ramp_of(bench, delta, n=20, duration=1.0):
+    times = np.linspace(0.0, duration, n)
+    return times, bench.engine.setpoint + np.outer(np.linspace(0, 1, n), delta)
+
+
+def test_a_clock_that_steps_back_moves_nothing_on_either():
+    """A trajectory running, one tick a microsecond back in time: neither engine leaps."""
+    reference, c = twins()
+    for bench in (reference, c):
+        bench.ready()
+        bench.load(1, *ramp_of(bench, [0.5, 0, 0, 0, 0, 0]))
+        bench.command(m.TrajRun(1))
+        bench.tick(100)
+        held = bench.engine.setpoint
+        bench.t -= 0.050001                       # back 50 ms and a microsecond
+        bench.tick()
+        assert np.allclose(bench.engine.setpoint, held, atol=1e-3), type(bench.engine)
+    answered_alike(reference, c)
+
+
+def test_trajectory_uploads_go_as_the_references_do():
+    """The C engine holds two trajectories (one may run); these cases, found in a review, once
+    refused what the reference ran."""
+    reference, c = twins()
+    for bench in (reference, c):
+        bench.ready()
+        good = ramp_of(bench, [0.2, 0, 0, 0, 0, 0])
+        bench.load(1, *good)
+        # a bad later chunk of id 1 (past its end) leaves the loaded trajectory 1 runnable
+        bench.command(m.TrajLoad(1, 8, 4, ((0.1, (0.0,) * 6),)))
+        # a first chunk refused at once evicts nothing
+        bench.command(m.TrajLoad(2, 0, 4, tuple((0.1 * i, (0.0,) * 6) for i in range(8))))
+        bench.command(m.TrajRun(1))
+        wait(bench, 1100)
+        # id 3 runs; id 4 is loaded; id 3 is loaded anew while it runs (retired), then ends
+        times, three = ramp_of(bench, [-0.2, 0, 0, 0, 0, 0])
+        bench.load(3, times, three)
+        bench.command(m.TrajRun(3))
+        wait(bench, 50)
+        bench.load(4, times, three[-1] + np.outer(np.linspace(0, 1, len(times)),
+                                                  [0.1, 0, 0, 0, 0, 0]))
+        bench.command(m.TrajLoad(3, 0, 4, ((math.nan, (0.0,) * 6),) * 4))
+        wait(bench, 1100)
+        # a new upload takes the retired slot, not trajectory 4's
+        bench.load(5, *ramp_of(bench, [0.05, 0, 0, 0, 0, 0]))
+        bench.command(m.TrajRun(4))
+        wait(bench, 1100)
+    answered_alike(reference, c)
+    naks = [x for x in c.inbox if isinstance(x, m.Nak)]
+    assert [n.reason for n in naks] == [m.Reason.BAD_TRAJECTORY, m.Reason.BAD_TRAJECTORY,
+                                        m.Reason.MALFORMED]
+    done = [e.traj_id for e in c.inbox if isinstance(e, m.Event) and e.kind == m.EventKind.TRAJ_DONE]
+    assert done == [1, 3, 4] and not c.engine.fault
+
+
+def test_frames_a_host_does_not_read_are_lost_with_their_numbers():
+    """A host that stops reading: the C engine's output fills and frames are lost, but their
+    numbers are used, so the host sees the gap (docs/protocol.md section 1)."""
+    _, c = twins()
+    c.ready()
+    c.engine.take_output()
+    for _ in range(400):                          # nobody reads: 100 telemetry frames
+        c.t += 0.001
+        c.engine.tick(c.t)
+    kept = FrameDecoder().feed(c.engine.take_output())
+    for _ in range(8):                            # the host reads again
+        c.t += 0.001
+        c.engine.tick(c.t)
+    after = FrameDecoder().feed(c.engine.take_output())
+    assert 0 < len(kept) < 100
+    assert kept[-1].seq - kept[0].seq + 1 > len(kept) or after[0].seq > kept[-1].seq + 1
+    assert after and after[0].seq > kept[-1].seq          # numbered on, past the lost ones

@@ -1,5 +1,6 @@
 """Hardware in the loop: the robot plays a turn on the simulated cell (`sim serve` in its own
-process, reached through the serial pty and the camera streams only), and the simulator's ground
+process, reached through the serial pty and the camera streams only; the arm's firmware the
+reference engine, then the C firmware), and the simulator's ground
 truth (its `/truth.json`, read by this test and never by the controller) checks every turn: exactly
 one block moved, from a legal source to the legal place on top; the tower stands; and every
 block that was tested and not taken is back within 1 mm of where it was. And the steps the arm
@@ -18,6 +19,7 @@ from controller.commands.play_cmd import SIM_STALL_S
 from controller.solo import play_game
 from controller.turn.arm_hands import arm_player
 from controller.turn.procedure import Player
+from hardware.firmware.build import build_host
 from planning.policies import Policy
 from planning.game.rules import check_move
 from planning.strategy import LOWEST_LAYER
@@ -41,9 +43,13 @@ def _slots(truth: dict) -> dict[int, tuple[int, int] | None]:
     return {int(b): (tuple(v["slot"]) if v["slot"] else None) for b, v in truth["blocks"].items()}
 
 
-@pytest.fixture(scope="module")
-def match(default_cell):
-    with SimulatedCell(SEED) as sim:
+@pytest.fixture(scope="module", params=["python", "c"])
+def match(request, default_cell):
+    """The turn, with the arm's firmware the reference engine's and then the C firmware's
+    (issue 23: the binary's code, ticked against the simulated arm)."""
+    if request.param == "c":
+        build_host()
+    with SimulatedCell(SEED, firmware=request.param) as sim:
         truths = [_truth(sim)]
         with CellLink(default_cell, sim.serial, sim.camera_urls, stall_s=SIM_STALL_S) as link:
             player = arm_player(link)            # what play_solo plays with

@@ -9,6 +9,11 @@
 #define FIRMWARE_MINOR 0u
 #define FIRMWARE_PATCH 0u
 #define F32_MAX 3.4028234663852886e38
+/* as the reference engine: the gripper is judged every 50 ms; within 0.5 mm of its target it has
+ * reached it, moved less than 0.2 mm since it has stopped (closed on an object) */
+#define GRIPPER_SETTLE_S 0.05
+#define GRIPPER_REACHED_M 0.0005f
+#define GRIPPER_STALLED_M 0.0002f
 
 enum { ST_HANDSHAKEN = 0x001, ST_ENABLED = 0x002, ST_HOMED = 0x004, ST_MOVING = 0x008,
        ST_HOMING = 0x010, ST_GUARD_ARMED = 0x020, ST_GUARD_TRIPPED = 0x040, ST_FAULT = 0x080,
@@ -18,7 +23,14 @@ enum { F_WATCHDOG = 0x01, F_ESTOP = 0x02, F_COMM = 0x04, F_TRACKING = 0x08, F_LI
 enum { EV_TRAJ_DONE = 1, EV_GUARD_TRIPPED = 2, EV_FAULT = 3, EV_HOMED = 4, EV_STOPPED = 5,
        EV_BOOT = 6, EV_GRIPPER_DONE = 7 };
 
-static double seconds(uint64_t us) { return (double)us * 1e-6; }
+/* seconds from device time `then` to now; none if the clock stepped back (a timer badly widened,
+ * a host's clock): a wait must never end, nor a motion leap, because time ran backwards */
+static double since(const jr_engine *e, uint64_t then)
+{
+    return e->now_us > then ? (double)(e->now_us - then) * 1e-6 : 0.0;
+}
+
+static void internal_error(jr_engine *e);
 
 static uint64_t device_us(const jr_engine *e)
 {
@@ -36,11 +48,15 @@ static void emit(jr_engine *e, uint8_t type, const uint8_t *body, size_t n)
     frame.body_len = (uint16_t)n;
     memcpy(frame.body, body, n);
     size_t len = jr_frame_encode(&frame, wire);
-    if (len == 0 || e->out_len + len > JR_OUTBOX)
-        return;         /* a host that does not read loses frames, as from a UART */
+    /* a frame that does not fit (a host that does not read) is lost as from a UART, but keeps
+     * its number: the host sees the gap */
+    e->tx_seq = (uint16_t)(e->tx_seq + 1u);
+    if (len == 0 || e->out_len + len > JR_OUTBOX) {
+        e->frames_dropped++;
+        return;
+    }
     memcpy(e->out + e->out_len, wire, len);
     e->out_len += len;
-    e->tx_seq = (uint16_t)(e->tx_seq + 1u);
 }
 
 static void event(jr_engine *e, uint8_t kind, uint16_t traj_id, uint16_t code, float value)
@@ -52,7 +68,6 @@ static void event(jr_engine *e, uint8_t kind, uint16_t traj_id, uint16_t code, f
 
 static void reply(jr_engine *e, uint8_t type, const uint8_t *body, size_t n, int remember)
 {
-    e->replied = 1;
     emit(e, type, body, n);
     if (remember && n <= sizeof e->last_reply) {
         memcpy(e->last_reply, body, n);
@@ -143,7 +158,8 @@ static int new_slot(jr_engine *e)
     for (unsigned i = 0; i < JR_SLOTS; i++) {
         if ((int)i == e->motion)
             continue;
-        if (e->slots[i].state == JR_SLOT_FREE)
+        /* free, or retired and no longer running */
+        if (e->slots[i].state == JR_SLOT_FREE || e->slots[i].state == JR_SLOT_RETIRED)
             return (int)i;
         if (best < 0 || e->slots[i].age < e->slots[best].age)
             best = (int)i;
@@ -181,11 +197,15 @@ static uint8_t load(jr_engine *e, const jr_traj_load *c)
     unsigned n = joints(e);
     if (c->index == 0)
         forget(e, c->traj_id);       /* a new upload of this id, good or not */
-    if (c->total < 2 || c->total > jr_engine_max_points(e) || c->joints != n) {
-        forget(e, c->traj_id);
+    int uploading = find_slot(e, c->traj_id, JR_SLOT_UPLOADING);
+    if (c->total < 2 || c->total > jr_engine_max_points(e) || c->joints != n ||
+        (unsigned)c->index + c->count > c->total) {
+        /* too long, for another arm, or past its end: this upload goes, a loaded one stays */
+        if (uploading >= 0)
+            e->slots[uploading].state = JR_SLOT_FREE;
         return JR_BAD_TRAJECTORY;
     }
-    int i = c->index == 0 ? new_slot(e) : find_slot(e, c->traj_id, JR_SLOT_UPLOADING);
+    int i = c->index == 0 ? new_slot(e) : uploading;
     if (i < 0)
         return JR_BAD_TRAJECTORY;
     jr_slot *s = &e->slots[i];
@@ -196,9 +216,8 @@ static uint8_t load(jr_engine *e, const jr_traj_load *c)
         s->total = c->total;
         s->age = ++e->uploads;
     }
-    if (c->index != s->received || c->total != s->total ||
-        (unsigned)c->index + c->count > s->total) {
-        forget(e, c->traj_id);
+    if (c->index != s->received || c->total != s->total) {
+        s->state = JR_SLOT_FREE;
         return JR_BAD_TRAJECTORY;
     }
     for (unsigned k = 0; k < c->count; k++) {
@@ -275,15 +294,15 @@ static int target(jr_engine *e, double t, float *out)
         memcpy(out, point(sl, 0, n) + 1, n * sizeof(float));
         return 0;
     }
-    if (t >= point(sl, last, n)[0]) {
+    if (t >= (double)point(sl, last, n)[0]) {
         memcpy(out, point(sl, last, n) + 1, n * sizeof(float));
         return 1;
     }
     unsigned i = 0;
-    while (i + 1u < last && point(sl, i + 1u, n)[0] <= t)
+    while (i + 1u < last && (double)point(sl, i + 1u, n)[0] <= t)
         i++;
     float *a = point(sl, i, n), *b = point(sl, i + 1u, n);
-    float f = (float)((t - a[0]) / (b[0] - a[0]));
+    float f = (float)((t - (double)a[0]) / ((double)b[0] - (double)a[0]));
     for (unsigned j = 0; j < n; j++)
         out[j] = a[1 + j] + f * (b[1 + j] - a[1 + j]);
     return 0;
@@ -306,7 +325,7 @@ static void advance_motion(jr_engine *e)
             return;
         }
     }
-    e->motion_elapsed += seconds(e->now_us - e->motion_clock_us) * (double)pace(e);
+    e->motion_elapsed += since(e, e->motion_clock_us) * (double)pace(e);
     e->motion_clock_us = e->now_us;
     if (target(e, e->motion_elapsed, e->setpoint)) {
         if (e->homing) {
@@ -327,7 +346,7 @@ static void change_pace(jr_engine *e, float new_rate, int new_held, int count_ti
     float before = pace(e);
     if (e->motion != -1) {
         if (count_tick)
-            e->motion_elapsed += seconds(e->now_us - e->motion_clock_us) * (double)before;
+            e->motion_elapsed += since(e, e->motion_clock_us) * (double)before;
         e->motion_clock_us = e->now_us;
     }
     e->rate = new_rate;
@@ -335,7 +354,8 @@ static void change_pace(jr_engine *e, float new_rate, int new_held, int count_ti
     float after = pace(e);
     if (e->gripper_moving && (after == 0.0f) != (before == 0.0f)) {
         float width = after == 0.0f ? e->state.gripper_width : e->gripper_target;
-        e->hal.command_gripper(e->hal.ctx, width, e->gripper_force);
+        if (e->hal.command_gripper(e->hal.ctx, width, e->gripper_force) != 0)
+            internal_error(e);
         e->gripper_last_us = e->now_us;
         e->gripper_last_width = e->state.gripper_width;
     }
@@ -348,7 +368,7 @@ static void presence(jr_engine *e)
         e->presence_ever = 1;
     }
     int held = e->presence_ever &&
-               seconds(e->now_us - e->presence_seen_us) < (double)e->cfg.presence_hold_s;
+               since(e, e->presence_seen_us) < (double)e->cfg.presence_hold_s;
     if (held != e->presence_held)   /* a hold starts with this tick's set-point as the last */
         change_pace(e, e->rate, held, !held);
 }
@@ -358,10 +378,10 @@ static void advance_gripper(jr_engine *e)
     if (!e->gripper_moving || pace(e) == 0.0f)
         return;
     float width = e->state.gripper_width;
-    int reached = fabsf(width - e->gripper_target) < 0.0005f;
-    if (seconds(e->now_us - e->gripper_last_us) >= 0.05) {
+    int reached = fabsf(width - e->gripper_target) < GRIPPER_REACHED_M;
+    if (since(e, e->gripper_last_us) >= GRIPPER_SETTLE_S) {
         /* closed on an object when the fingers stopped moving short of the target */
-        int stalled = fabsf(width - e->gripper_last_width) < 0.0002f;
+        int stalled = fabsf(width - e->gripper_last_width) < GRIPPER_STALLED_M;
         e->gripper_last_us = e->now_us;
         e->gripper_last_width = width;
         if (stalled || reached) {
@@ -419,11 +439,13 @@ static uint8_t set_guard(jr_engine *e, const jr_command *c)
 {
     if (c->u.guard.enabled) {
         const float *d = c->u.guard.direction;
-        float norm = sqrtf(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]);
-        if (!(norm > 0.5f && norm < 2.0f) || !(c->u.guard.threshold_n > 0.0f))
+        /* in double, as the reference: a direction of norm 1.99999998 is taken, not rounded */
+        double norm = sqrt((double)d[0] * (double)d[0] + (double)d[1] * (double)d[1] +
+                           (double)d[2] * (double)d[2]);
+        if (!(norm > 0.5 && norm < 2.0) || !(c->u.guard.threshold_n > 0.0f))
             return JR_MALFORMED;
         for (int i = 0; i < 3; i++)
-            e->guard_direction[i] = d[i] / norm;
+            e->guard_direction[i] = (float)((double)d[i] / norm);
         e->guard_threshold_n = c->u.guard.threshold_n;
     }
     e->guard_enabled = c->u.guard.enabled;
@@ -436,7 +458,9 @@ static uint8_t clear_fault(jr_engine *e)
         return 0;
     float w[6];
     tared(e, w);
-    if (sqrtf(w[0] * w[0] + w[1] * w[1] + w[2] * w[2]) > e->cfg.force_range_n)
+    if (sqrt((double)w[0] * (double)w[0] + (double)w[1] * (double)w[1] +
+             (double)w[2] * (double)w[2]) >
+        (double)e->cfg.force_range_n)
         return JR_FAULT_ACTIVE;
     e->fault = 0;
     e->homed = 0;     /* positions may have been disturbed: re-home before moving */
@@ -464,7 +488,7 @@ static uint8_t execute(jr_engine *e, const jr_command *c)
             for (int i = 0; i < 6; i++) {
                 double sum = 0.0;
                 for (unsigned k = 0; k < e->recent_count; k++)
-                    sum += e->recent[k][i];
+                    sum += (double)e->recent[k][i];
                 e->tare[i] = (float)(sum / e->recent_count);
             }
         }
@@ -498,8 +522,9 @@ static uint8_t execute(jr_engine *e, const jr_command *c)
         e->gripper_force = c->u.gripper.force_n;
         e->gripper_last_us = e->now_us;
         e->gripper_last_width = e->state.gripper_width;
-        if (pace(e) > 0.0f)
-            e->hal.command_gripper(e->hal.ctx, c->u.gripper.width_m, c->u.gripper.force_n);
+        if (pace(e) > 0.0f &&
+            e->hal.command_gripper(e->hal.ctx, c->u.gripper.width_m, c->u.gripper.force_n) != 0)
+            internal_error(e);
         return 0;
     }
     if (e->motion != -1)
@@ -573,7 +598,6 @@ static void read_commands(jr_engine *e)
             e->frames_ok++;
             e->last_rx_us = e->now_us;
             e->has_last_rx = 1;
-            e->replied = 0;
             handle(e, &frame);
         }
     }
@@ -658,12 +682,13 @@ void jr_engine_tick(jr_engine *e, uint64_t now_us)
         internal_error(e);
     read_commands(e);
     if (e->watchdog_armed && e->has_last_rx &&
-        seconds(now_us - e->last_rx_us) > (double)e->cfg.watchdog_s)
+        since(e, e->last_rx_us) > (double)e->cfg.watchdog_s)
         latch(e, F_WATCHDOG);
     safety(e);
     presence(e);
     advance_motion(e);
-    e->hal.command_joints(e->hal.ctx, e->setpoint);
+    if (e->hal.command_joints(e->hal.ctx, e->setpoint) != 0)
+        internal_error(e);
     advance_gripper(e);
     e->ticks++;
     if (e->ticks % e->telemetry_every == 0u)
@@ -678,13 +703,16 @@ void jr_engine_serve_link(jr_engine *e, uint64_t now_us)
     read_commands(e);
 }
 
-void jr_engine_receive(jr_engine *e, const uint8_t *data, size_t n)
+size_t jr_engine_receive(jr_engine *e, const uint8_t *data, size_t n)
 {
+    if (data == NULL || n == 0)
+        return 0;
     size_t room = JR_INBOX - e->inbox_len;
     if (n > room)
         n = room;
     memcpy(e->inbox + e->inbox_len, data, n);
     e->inbox_len += n;
+    return n;
 }
 
 void jr_engine_sent(jr_engine *e, size_t n)
@@ -710,19 +738,24 @@ void jr_engine_boot(jr_engine *e, uint32_t boot_id, uint64_t now_us)
     e->last_seq = -1;
     e->motion = -1;
     e->rate = 1.0f;
-    unsigned every = cfg.telemetry_hz ? (cfg.control_hz + cfg.telemetry_hz / 2u) / cfg.telemetry_hz : 1u;
-    e->telemetry_every = every ? every : 1u;
+    /* as the reference: max(1, round(control / telemetry)), halves to even */
+    double every = cfg.telemetry_hz ? rint((double)cfg.control_hz / cfg.telemetry_hz) : 1.0;
+    e->telemetry_every = every >= 1.0 ? (uint32_t)every : 1u;
     jr_decoder_init(&e->decoder);
-    if (e->hal.read(e->hal.ctx, &e->state) != 0)
-        memset(&e->state, 0, sizeof e->state);
-    memcpy(e->setpoint, e->state.q, sizeof e->setpoint);
     event(e, EV_BOOT, 0, 0, 0.0f);
+    /* the set-points start where the arm is; a board that cannot read it at boot must not
+     * move: INTERNAL, until a good reading and a CLEAR_FAULT and HOME */
+    if (read_hardware(e) != 0)
+        internal_error(e);
+    memcpy(e->setpoint, e->state.q, sizeof e->setpoint);
 }
 
 void jr_engine_init(jr_engine *e, const jr_config *cfg, const jr_hal *hal, uint32_t boot_id,
                     uint64_t now_us)
 {
     e->cfg = *cfg;
+    if (e->cfg.joint_count > JR_MAX_JOINTS)      /* a configuration the engine cannot drive */
+        e->cfg.joint_count = JR_MAX_JOINTS;
     e->hal = *hal;
     jr_engine_boot(e, boot_id, now_us);
 }
@@ -736,6 +769,8 @@ const uint8_t *jr_engine_output(const jr_engine *e, size_t *n)
 }
 
 uint16_t jr_engine_fault(const jr_engine *e) { return e->fault; }
+
+uint32_t jr_engine_internal_errors(const jr_engine *e) { return e->internal_errors; }
 
 void jr_engine_setpoint(const jr_engine *e, float *out)
 {

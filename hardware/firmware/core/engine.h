@@ -63,7 +63,7 @@ typedef struct {
     int32_t last_seq;            /* -1: none */
     uint8_t last_reply[JR_MAX_BODY];
     size_t last_reply_len;
-    uint8_t last_reply_type, has_last_reply, replied;
+    uint8_t last_reply_type, has_last_reply;
     uint64_t last_rx_us;
     uint8_t has_last_rx;
     jr_slot slots[JR_SLOTS];
@@ -88,14 +88,17 @@ typedef struct {
     float setpoint[JR_MAX_JOINTS];
     jr_reading state;
     uint32_t ticks, telemetry_every;
-    uint32_t frames_ok, frames_corrupt, commands_executed, duplicates, internal_errors;
+    uint32_t frames_ok, frames_corrupt, frames_dropped, commands_executed, duplicates;
+    uint32_t internal_errors;
 } jr_engine;
 
 void jr_engine_init(jr_engine *e, const jr_config *cfg, const jr_hal *hal, uint32_t boot_id,
                     uint64_t now_us);
 void jr_engine_boot(jr_engine *e, uint32_t boot_id, uint64_t now_us);
-/* bytes that arrived (what does not fit the inbox is lost, as a UART's overrun loses it) */
-void jr_engine_receive(jr_engine *e, const uint8_t *data, size_t n);
+/* Bytes that arrived; returns how many were taken (what does not fit the inbox waits with the
+ * caller, who may push back, or is lost as a UART's overrun loses it). Call it between ticks,
+ * not from an interrupt while a tick runs. */
+size_t jr_engine_receive(jr_engine *e, const uint8_t *data, size_t n);
 void jr_engine_tick(jr_engine *e, uint64_t now_us);
 /* the link without a control tick: for a device whose world stands still a moment */
 void jr_engine_serve_link(jr_engine *e, uint64_t now_us);
@@ -107,6 +110,7 @@ uint16_t jr_engine_max_points(const jr_engine *e);
 size_t jr_engine_size(void);
 const uint8_t *jr_engine_output(const jr_engine *e, size_t *n);
 uint16_t jr_engine_fault(const jr_engine *e);
+uint32_t jr_engine_internal_errors(const jr_engine *e);
 void jr_engine_setpoint(const jr_engine *e, float *out);
 
 #endif

@@ -21,8 +21,9 @@ typedef struct {
     void *ctx;
     /* this tick's reading; non-zero if it could not be read */
     int (*read)(void *ctx, jr_reading *out);
-    void (*command_joints)(void *ctx, const float *q);
-    void (*command_gripper)(void *ctx, float width_m, float force_n);
+    /* non-zero if the command could not be given (the firmware latches INTERNAL) */
+    int (*command_joints)(void *ctx, const float *q);
+    int (*command_gripper)(void *ctx, float width_m, float force_n);
 } jr_hal;
 
 #endif

@@ -25,12 +25,17 @@ static int arm_read(void *ctx, jr_reading *out)
     return 0;
 }
 
-static void arm_joints(void *ctx, const float *q) { memcpy(((arm *)ctx)->q, q, 6 * sizeof(float)); }
+static int arm_joints(void *ctx, const float *q)
+{
+    memcpy(((arm *)ctx)->q, q, 6 * sizeof(float));
+    return 0;
+}
 
-static void arm_gripper(void *ctx, float width, float force)
+static int arm_gripper(void *ctx, float width, float force)
 {
     (void)force;
     ((arm *)ctx)->width = width;
+    return 0;
 }
 
 static jr_engine engine;
