@@ -22,6 +22,7 @@ import numpy as np
 
 from firmware_bridge import messages as m
 from firmware_bridge.client import ArmClient
+from firmware_bridge.device.engine import DeviceEngine
 from firmware_bridge.device.hardware import DeviceConfig
 from firmware_bridge.device.ideal_arm import IdealArm
 from firmware_bridge.device.runner import DeviceRunner
@@ -60,8 +61,9 @@ class RecordingArm(IdealArm):
         super().command_joints(q)
 
 
-def _device(arm=None) -> DeviceRunner:
-    return DeviceRunner(DeviceConfig(JOINTS, 0.04, 200.0), arm or IdealArm(np.zeros(6))).start()
+def _device(engine, arm=None) -> DeviceRunner:
+    return DeviceRunner(DeviceConfig(JOINTS, 0.04, 200.0), arm or IdealArm(np.zeros(6)),
+                        engine).start()
 
 
 def _ready(client: ArmClient) -> None:
@@ -71,10 +73,12 @@ def _ready(client: ArmClient) -> None:
 
 
 def measure(rtt_samples: int = 500, telemetry_s: float = 3.0, guard_runs: int = 20,
-            fault_runs: int = 10, progress=None) -> LinkFigures:
+            fault_runs: int = 10, progress=None, engine=DeviceEngine) -> LinkFigures:
+    """`engine`: the device's firmware, the reference engine or the C firmware's (with the same
+    interface: hardware/firmware/c_engine.py), each behind the same pty and ideal arm."""
     figures = LinkFigures()
     steps = 5
-    runner = _device()
+    runner = _device(engine)
     try:
         with ArmClient(runner.path) as client:
             rtts = []
@@ -96,17 +100,19 @@ def measure(rtt_samples: int = 500, telemetry_s: float = 3.0, guard_runs: int = 
                 progress(2, steps)
     finally:
         runner.stop()
-    stops = _guard_stops(guard_runs)
+    stops = _guard_stops(engine, guard_runs)
     figures.guard_stop_ms = round(statistics.median(stops), 3)
     figures.guard_stop_ms_max = round(max(stops), 3)
     if progress:
         progress(3, steps)
-    figures.frames_corrupt_injected, figures.frames_corrupt_detected, corrupt_ms = _corruption(fault_runs)
+    figures.frames_corrupt_injected, figures.frames_corrupt_detected, corrupt_ms = \
+        _corruption(engine, fault_runs)
     figures.fault_detect_ms["corrupt"] = _summary(corrupt_ms)
     if progress:
         progress(4, steps)
     for kind in ("drop", "stall", "port_closed", "reset"):
-        figures.fault_detect_ms[kind] = _summary([_fault_latency(kind) for _ in range(max(1, fault_runs // 2))])
+        figures.fault_detect_ms[kind] = _summary([_fault_latency(engine, kind)
+                                                  for _ in range(max(1, fault_runs // 2))])
     if progress:
         progress(5, steps)
     return figures
@@ -117,12 +123,12 @@ def _summary(values_ms: list[float]) -> dict:
             "runs": len(values_ms)}
 
 
-def _guard_stops(runs: int) -> list[float]:
+def _guard_stops(engine, runs: int) -> list[float]:
     """Guarded moves of joint 1 into a virtual wall; device-time stop latency of each, ms."""
     arm = RecordingArm()
     wall = 0.3
     arm.force_at = lambda q: np.array([0.0, 0.0, max(0.0, (q[0] - wall) * 200.0), 0.0, 0.0, 0.0])
-    runner = _device(arm)
+    runner = _device(engine, arm)
     stops = []
     threshold = 1.0
     period = 1.0 / runner.engine.config.control_hz
@@ -149,10 +155,10 @@ def _guard_stops(runs: int) -> list[float]:
     return stops
 
 
-def _corruption(runs: int) -> tuple[int, int, list[float]]:
+def _corruption(engine, runs: int) -> tuple[int, int, list[float]]:
     injected = detected = 0
     latencies = []
-    runner = _device()
+    runner = _device(engine)
     try:
         for _ in range(runs):
             state = {"armed": False, "at": None}
@@ -184,9 +190,9 @@ def _corruption(runs: int) -> tuple[int, int, list[float]]:
     return injected, detected, latencies
 
 
-def _fault_latency(kind: str) -> float:
+def _fault_latency(engine, kind: str) -> float:
     """Inject one fault of `kind` while the client waits; device time until its typed error, ms."""
-    runner = _device()
+    runner = _device(engine)
     try:
         client = ArmClient(runner.path)
         client.connect()

@@ -28,6 +28,9 @@ def register(commands: argparse._SubParsersAction) -> None:
     bench.add_argument("--suite", required=True, choices=SUITES + (LOAD, "all"),
                        help="`all` is every suite but load, which busies the machine on purpose")
     bench.add_argument("--json", metavar="FILE", help="write the figures as JSON")
+    bench.add_argument("--firmware", choices=("python", "c"), default="python",
+                       help="link suite: the device's firmware, the reference engine or the C "
+                            "firmware (`make firmware` first) (default %(default)s)")
     bench.add_argument("--cell", default=str(DEFAULT_CELL), metavar="FILE")
     bench.add_argument("--seeds", type=int, default=3,
                        help="towers for the sim suite, games per policy (or skill) for the game and person "
@@ -90,7 +93,7 @@ def run_bench(args: argparse.Namespace) -> int:
         elif suite == "person":
             figures, table = _person(args, skills)
         elif suite == "link":
-            figures, table = _link()
+            figures, table = _link(args.firmware)
         elif suite == "perception":
             figures, table = _perception(args)
         elif suite == "safety":
@@ -163,9 +166,20 @@ def _games_table(title: str, seeds: list[int], figures: dict, columns: tuple[str
     return "\n".join(lines)
 
 
-def _link() -> tuple[dict, str]:
+def _link(firmware: str) -> tuple[dict, str]:
     from controller.bench.link import measure
-    figures = dataclasses.asdict(measure(progress=Progress("bench link")))
+    from firmware_bridge.device.engine import DeviceEngine
+    engine = DeviceEngine
+    if firmware == "c":
+        from hardware.firmware.c_engine import CEngine, FirmwareNotBuilt, load_library
+        try:
+            load_library()
+        except FirmwareNotBuilt as exc:
+            raise CommandError(str(exc)) from None
+        engine = CEngine
+    figures = dataclasses.asdict(measure(progress=Progress(f"bench link ({firmware})"),
+                                         engine=engine))
+    figures["firmware"] = firmware
     rows = [("rtt_ms_median", figures["rtt_ms_median"], "command to ACK over a pty"),
             ("rtt_ms_p99", figures["rtt_ms_p99"], ""),
             ("telemetry_hz", figures["telemetry_hz"], "sustained, per second of device time"),
@@ -175,7 +189,7 @@ def _link() -> tuple[dict, str]:
              f"of {figures['frames_corrupt_injected']} injected")]
     for kind, stats in figures["fault_detect_ms"].items():
         rows.append((f"fault_detect_ms.{kind}", stats["median"], f"worst {stats['max']} over {stats['runs']} runs"))
-    return figures, _table("link", rows)
+    return figures, _table(f"link, firmware {firmware}", rows)
 
 
 def _sim(args: argparse.Namespace) -> tuple[dict, str]:

@@ -1,16 +1,26 @@
-"""`jenga-robot bench --suite link` prints its figures and writes them as JSON."""
+"""`jenga-robot bench --suite link [--firmware python|c]` prints its figures and writes them as
+JSON."""
 
 import json
 import subprocess
 import sys
 
+import pytest
 
-def test_link_benchmark_reports_every_figure(tmp_path):
+from hardware.firmware.build import build_host
+
+
+@pytest.mark.parametrize("firmware", ["python", "c"])
+def test_link_benchmark_reports_every_figure(tmp_path, firmware):
+    if firmware == "c":
+        build_host()
     out = tmp_path / "link.json"
     run = subprocess.run([sys.executable, "-m", "controller.cli", "bench", "--suite", "link",
-                          "--json", str(out)], capture_output=True, text=True, timeout=300)
+                          "--firmware", firmware, "--json", str(out)], capture_output=True,
+                         text=True, timeout=300)
     assert run.returncode == 0, run.stderr
     figures = json.loads(out.read_text())
+    assert figures["firmware"] == firmware
     for key in ("rtt_ms_median", "rtt_ms_p99", "telemetry_hz", "guard_stop_ms",
                 "frames_corrupt_detected"):
         assert key in figures and key in run.stdout
