@@ -26,6 +26,7 @@ from planning.looseness import ProbeOutcome
 from planning.motion.paces import guarded_pace, retreat_pace
 from planning.motion.contact_geometry import PUSH_THROUGH
 from planning.motion.planner import MotionPlanner
+from planning.motion.retrace import retrace
 from planning.motion.plans import ForceGuard, MotionPlan, MoveStep, PlanError
 from planning.motion.trajectory import JointTrajectory
 from planning.policies import Policy
@@ -283,11 +284,10 @@ class ArmHands(ArmPlacing, ArmPulling):
                 came_by = (push_plan.step(prefix + "approach").trajectory,
                            push_plan.step(prefix + "push").trajectory)
                 try:
-                    plan = self.planner.retrace(self.moves.q(), push_plan.frame,
-                                                came_by + ((pushed_on,) if pushed_on else ()),
-                                                direction, tower_layers=self.layers,
-                                                exempt=("probe",), label=label,
-                                                **retreat_pace(gentle))
+                    plan = retrace(self.planner, self.moves.q(), push_plan.frame,
+                                   came_by + ((pushed_on,) if pushed_on else ()), direction,
+                                   tower_layers=self.layers, exempt=("probe",), label=label,
+                                   **retreat_pace(gentle))
                 except PlanError as retrace_exc:
                     raise PlanError(f"{exc}; {retrace_exc}") from None
             self.moves.run(plan)

@@ -14,12 +14,13 @@ from __future__ import annotations
 
 import random
 from collections import deque
-from dataclasses import dataclass, field
 import numpy as np
 
+from firmware_bridge.device.clock import device_us, since_s
 from firmware_bridge.device.hardware import DeviceConfig, DeviceHardware, HardwareState
-from firmware_bridge.device.motion import (LoadedTrajectory, TrajectoryRejected, Upload,
-                                           check_trajectory, straight_move)
+from firmware_bridge.device.motion import LoadedTrajectory, straight_move
+from firmware_bridge.device.stats import KEPT_ERRORS, EngineStats, GuardRecord
+from firmware_bridge.device.trajectories import TrajectoryStore
 from firmware_bridge.framing import Frame, FrameDecoder
 from firmware_bridge.messages import (COMMANDS, PROTOCOL_VERSION, Ack, ClearFault, Enable, EStop,
                                       Event, EventKind, Fault, Gripper, Guard, Heartbeat, Hello,
@@ -29,29 +30,6 @@ from firmware_bridge.messages import (COMMANDS, PROTOCOL_VERSION, Ack, ClearFaul
 
 FIRMWARE_VERSION = (2, 0, 0)
 F32_MAX = 3.4028234663852886e38
-KEPT_ERRORS = 10
-
-
-@dataclass
-class GuardRecord:
-    """One guard trip, for measurement: when the force first crossed, when the set-point stopped."""
-
-    traj_id: int
-    crossing_time: float
-    stop_time: float
-    force_n: float
-
-
-@dataclass
-class EngineStats:
-    frames_ok: int = 0
-    frames_corrupt: int = 0
-    commands_executed: int = 0
-    duplicates: int = 0
-    guard_trips: list[GuardRecord] = field(default_factory=list)
-    internal_errors: list[str] = field(default_factory=list)   # the first KEPT_ERRORS
-    internal_error_count: int = 0                                # every error of the engine's own
-
 
 class DeviceEngine:
     def __init__(self, config: DeviceConfig, hardware: DeviceHardware, boot_time: float = 0.0,
@@ -83,8 +61,7 @@ class DeviceEngine:
         self._last_seq: int | None = None
         self._last_reply: Message | None = None
         self._last_rx = None
-        self._uploads: dict[int, Upload] = {}
-        self._loaded: dict[int, LoadedTrajectory] = {}
+        self._trajectories = TrajectoryStore()
         self._motion: LoadedTrajectory | None = None
         self._motion_elapsed = 0.0      # trajectory time reached, run at `_pace` of device time
         self._motion_clock = now        # when `_motion_elapsed` was last brought up to date
@@ -217,7 +194,7 @@ class DeviceEngine:
             message = decode(frame.type, frame.body)
             if not finite(message):
                 if isinstance(message, TrajLoad):
-                    self._forget_trajectory(message.traj_id)   # no half of it stays runnable
+                    self._trajectories.forget(message.traj_id)   # no half of it stays runnable
                 message, refused = None, Reason.MALFORMED
         except MessageError:
             refused = Reason.UNKNOWN_TYPE if frame.type not in _KNOWN else Reason.MALFORMED
@@ -285,7 +262,7 @@ class DeviceEngine:
             self._set_rate(message.scale)
             return None
         if isinstance(message, TrajLoad):
-            return self._load(message)
+            return self._trajectories.load(message, self.config)
         if isinstance(message, Enable):
             if not message.on:
                 self._hold(EventKind.STOPPED if self._motion is not None else None)
@@ -325,40 +302,10 @@ class DeviceEngine:
         self._guard = guard
         return None
 
-    def _forget_trajectory(self, traj_id: int) -> None:
-        self._uploads.pop(traj_id, None)
-        self._loaded.pop(traj_id, None)
-
-    def _load(self, chunk: TrajLoad) -> Reason | None:
-        if chunk.index == 0:
-            self._forget_trajectory(chunk.traj_id)    # a new upload of this id, good or not
-        if chunk.total < 2 or chunk.total > self.config.max_points \
-                or any(len(q) != len(self.config.joints) for _, q in chunk.points):
-            # too long, or a chunk for another arm (or one that disagrees with those before it)
-            self._uploads.pop(chunk.traj_id, None)
-            return Reason.BAD_TRAJECTORY
-        if chunk.index == 0:
-            self._uploads[chunk.traj_id] = Upload(chunk.traj_id, chunk.total, [], [])
-        upload = self._uploads.get(chunk.traj_id)
-        if upload is None or chunk.index != len(upload.times) or chunk.total != upload.total \
-                or chunk.index + len(chunk.points) > upload.total:
-            self._uploads.pop(chunk.traj_id, None)
-            return Reason.BAD_TRAJECTORY
-        for t, q in chunk.points:
-            upload.times.append(t)
-            upload.positions.append(q)
-        if upload.complete:
-            del self._uploads[chunk.traj_id]
-            try:
-                self._loaded[chunk.traj_id] = check_trajectory(upload, self.config.joints)
-            except TrajectoryRejected as exc:
-                return exc.reason
-        return None
-
     def _run(self, traj_id: int) -> Reason | None:
         if not self._homed:
             return Reason.NOT_HOMED
-        trajectory = self._loaded.get(traj_id)
+        trajectory = self._trajectories.loaded.get(traj_id)
         if trajectory is None:
             return Reason.BAD_TRAJECTORY
         if np.max(np.abs(trajectory.positions[0] - self._setpoint)) > self.config.start_tolerance:
@@ -519,16 +466,10 @@ class DeviceEngine:
                          tuple(float(v) for v in self._setpoint))
 
     def _since(self, then: float) -> float:
-        """Seconds from device time `then` to now, counted in whole microseconds as the device's
-        clock counts them (a board's timer, and the C firmware, count so: the same ticks end a
-        wait on every device, whatever the rounding of the host's float times)."""
-        if then == -np.inf:
-            return np.inf
-        # none if the clock stepped back: a wait must not end, nor a motion run backwards
-        return max(0, round(self._now * 1e6) - round(then * 1e6)) * 1e-6
+        return since_s(self._now, then)
 
     def _device_us(self, now: float) -> int:
-        return max(0, int(round((now - self.boot_time) * 1e6)))
+        return device_us(now, self.boot_time)
 
     def _emit(self, message: Message) -> None:
         self._out += Frame(self._tx_seq, message.TYPE, message.pack()).encode()

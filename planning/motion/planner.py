@@ -27,7 +27,7 @@ from planning.motion import tool_poses
 from planning.motion.paces import (APPROACH_SPEED, FREE_ACCEL, HELD_TRANSIT_SPEED_SCALE,
                                    LINE_ACCEL, LINE_STEP, PLACE_SLOW_SPEED, PLACE_SPEED, PULL_SPEED,
                                    PLACE_FEEL_SPEED, PUSH_HOME_SPEED, TRANSIT_SPEED_SCALE, guarded_pace,
-                                   ramped_durations, ramped_segments, retreat_pace)
+                                   ramped_durations, retreat_pace)
 from planning.motion.contact_geometry import (BESIDE_CLEARANCE, CONTACT_LEAD, CONTACT_MARGIN,
                                               DIRECT_FINGER_MARGIN, FINGER_MARGIN, GRASP_RAISES,
                                               GRIP_DEPTH, MAX_JOINT_STEP, PLACE_GUARD_N,
@@ -39,20 +39,6 @@ from planning.motion.plans import ForceGuard, GripStep, MotionPlan, MoveStep, Pl
 from planning.motion.rrt import plan_path
 from planning.motion.trajectory import JointTrajectory, TrajectoryError, time_path
 from planning.game.geometry import TowerGeometry
-
-# A retraced path: a waypoint less than MIN_BACK behind the tool is where the tool is (passed);
-# the arm is on the path it came by when its tool is within a line step of the waypoint behind
-# it, within ON_PATH_M of that line and turned less than ON_PATH_RAD from its orientation (a
-# guard stop leaves it on the line, between two waypoints).
-MIN_BACK = 1e-5
-ON_PATH_M = 0.001
-ON_PATH_RAD = 0.01
-
-
-def _turned(a: np.ndarray, b: np.ndarray) -> float:
-    """The angle (rad) between two rotation matrices."""
-    return float(np.arccos(np.clip((np.trace(a.T @ b) - 1) / 2, -1.0, 1.0)))
-
 
 @dataclass(frozen=True)
 class _Contact:
@@ -99,46 +85,6 @@ class MotionPlanner:
         except PlanError as exc:
             raise PlanError(f"cannot plan the straight move '{label}': {exc}") from None
         return MotionPlan("straight", (MoveStep(label, line),), held=held)
-
-    def retrace(self, q_now: np.ndarray, frame: str, came_by: tuple[JointTrajectory, ...],
-                direction: np.ndarray, *, tower_layers: float, exempt: tuple[str, ...] = (),
-                label: str = "retrace", speed: float = APPROACH_SPEED,
-                accel: float = LINE_ACCEL) -> MotionPlan:
-        """Back the way the tool came: the joint paths `came_by` (in the order they ran, each a
-        straight move of `frame` along `direction` (unit length is not needed) at one
-        orientation, as a push's approach and push and a push-through's move on), run in reverse
-        from where the arm stopped on them (`q_now`) to where the first began, never passing a
-        waypoint further in than the tool is. For a move away from a push that the straight
-        planner cannot plan from where the arm stopped: the way in was planned and run."""
-        what = f"cannot retrace '{label}'"
-        q_now = np.asarray(q_now, float)
-        direction = np.asarray(direction, float) / np.linalg.norm(direction)
-        waypoints = np.vstack([t.positions for t in came_by])
-        poses = [self.arm.fk(q, frame) for q in waypoints]
-        along = np.array([p.t @ direction for p in poses])
-        now = self.arm.fk(q_now, frame)
-        here = float(now.t @ direction)
-        # only waypoints behind the tool: none is passed on the way out
-        behind = [i for i in range(len(waypoints)) if along[i] < here - MIN_BACK]
-        off = (now.t - poses[0].t) - (here - along[0]) * direction
-        # stopped between two waypoints, a line step apart at most
-        if not behind or here - along[behind[-1]] > LINE_STEP + MIN_BACK or \
-                np.linalg.norm(off) > ON_PATH_M or \
-                _turned(now.R, poses[behind[-1]].R) > ON_PATH_RAD or \
-                np.max(np.abs(waypoints[behind[-1]] - q_now)) > MAX_JOINT_STEP:
-            raise PlanError(f"{what}: the arm is not on the path it came by")
-        path, at = [q_now], [here]
-        for i in reversed(behind):
-            if at[-1] - along[i] > MIN_BACK:
-                path.append(waypoints[i])
-                at.append(float(along[i]))
-        path = np.array(path)
-        try:
-            self._refuse_contacts(path[1:], _Contact(tower_layers, CONTACT_MARGIN, exempt=exempt))
-            return MotionPlan("straight", (MoveStep(label, self._timed(
-                path, 1.0, ramped_segments(here - np.array(at), speed, accel))),))
-        except PlanError as exc:
-            raise PlanError(f"{what}: {exc}") from None
 
     # --- push ---------------------------------------------------------------------------------
 
@@ -386,7 +332,7 @@ class MotionPlanner:
         # simulated cell (seed 3) the shoulder fell 0.33 rad behind its set-point, every motor but
         # the last at its torque limit, and the firmware stopped the arm on a TRACKING fault.
         scale = TRANSIT_SPEED_SCALE if held is None else HELD_TRANSIT_SPEED_SCALE
-        legs = [self._timed(_densify(a, b, 0.05), scale) for a, b in zip(path[:-1], path[1:])]
+        legs = [self.timed(_densify(a, b, 0.05), scale) for a, b in zip(path[:-1], path[1:])]
         return reduce(JointTrajectory.then, legs)
 
     # --- building blocks ----------------------------------------------------------------------
@@ -476,9 +422,9 @@ class MotionPlanner:
         waypoints = np.array(qs[1:])
         if len(waypoints) < 2:
             waypoints = np.vstack([waypoints, waypoints])
-        return self._timed(waypoints, 1.0, ramped_durations(length, n, speed, accel, decel))
+        return self.timed(waypoints, 1.0, ramped_durations(length, n, speed, accel, decel))
 
-    def _timed(self, waypoints, speed_scale, min_durations=None) -> JointTrajectory:
+    def timed(self, waypoints, speed_scale, min_durations=None) -> JointTrajectory:
         arm = self.cell.arm
         traj = time_path(waypoints, arm.speed_max, arm.accel_max, speed_scale, min_durations)
         try:
@@ -486,6 +432,12 @@ class MotionPlanner:
         except TrajectoryError as exc:
             raise PlanError(str(exc)) from None
         return traj
+
+    def refuse_contacts_at_work(self, qs: np.ndarray, tower_layers: float,
+                                exempt: tuple[str, ...] = ()) -> None:
+        """PlanError naming the first of `qs` that comes nearer the tower than the tool at work
+        may (CONTACT_MARGIN; `exempt` parts may touch it), if any does."""
+        self._refuse_contacts(qs, _Contact(tower_layers, CONTACT_MARGIN, exempt=exempt))
 
     def _refuse_contacts(self, qs: np.ndarray, contact: _Contact) -> None:
         """PlanError naming the first of the joint configurations `qs` in contact, if any is."""

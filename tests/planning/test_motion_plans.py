@@ -14,6 +14,7 @@ from planning.motion.contact_geometry import (BESIDE_CLEARANCE, CONTACT_MARGIN,
                                               PUSH_THROUGH, SQUEEZE_INSIDE, TRANSIT_MARGIN)
 from planning.motion.planner import MotionPlanner
 from planning.motion.plans import GripStep, MoveStep, PlanError
+from planning.motion.retrace import retrace
 from planning.game.tower import layer_axis
 
 TALL = 19
@@ -496,7 +497,7 @@ def test_a_retrace_backs_the_way_the_tool_came_from_where_it_stopped(planner, pu
                               exempt=("probe",)).moves[0].trajectory
         came_by += (on,)
         stopped = on.sample(0.5 * on.duration)       # a jam halfway through
-    back = planner.retrace(stopped, probe.frame, came_by, direction, tower_layers=TALL,
+    back = retrace(planner, stopped, probe.frame, came_by, direction, tower_layers=TALL,
                            exempt=("probe",), label="retreat")
     move = back.moves[0]
     assert move.label == "retreat"
@@ -517,7 +518,7 @@ def test_a_retrace_from_off_the_path_it_came_by_is_refused(planner, joint):
     off = came_by[1].sample(0.5 * came_by[1].duration)
     off[joint] += 0.05                               # within a line step's joint jump
     with pytest.raises(PlanError, match="cannot retrace 'retreat': the arm is not on the path"):
-        planner.retrace(off, probe.frame, came_by, direction, tower_layers=TALL,
+        retrace(planner, off, probe.frame, came_by, direction, tower_layers=TALL,
                         label="retreat")
     with pytest.raises(PlanError, match="not on the path"):
-        planner.retrace(planner.arm.home, probe.frame, came_by, direction, tower_layers=TALL)
+        retrace(planner, planner.arm.home, probe.frame, came_by, direction, tower_layers=TALL)
