@@ -168,15 +168,11 @@ def _games_table(title: str, seeds: list[int], figures: dict, columns: tuple[str
 
 def _link(firmware: str) -> tuple[dict, str]:
     from controller.bench.link import measure
-    from firmware_bridge.device.engine import DeviceEngine
-    engine = DeviceEngine
-    if firmware == "c":
-        from hardware.firmware.c_engine import CEngine, FirmwareNotBuilt, load_library
-        try:
-            load_library()
-        except FirmwareNotBuilt as exc:
-            raise CommandError(str(exc)) from None
-        engine = CEngine
+    from hardware.firmware.c_engine import FirmwareNotBuilt, engine_for
+    try:
+        engine = engine_for(firmware)
+    except FirmwareNotBuilt as exc:
+        raise CommandError(str(exc)) from None
     figures = dataclasses.asdict(measure(progress=Progress(f"bench link ({firmware})"),
                                          engine=engine))
     figures["firmware"] = firmware

@@ -57,21 +57,17 @@ def run_serve(args: argparse.Namespace) -> int:
     import sys
     import threading
 
-    from firmware_bridge.device.engine import DeviceEngine
     from hardware.sim.server import SimServer
     from hardware.sim.world import SimBuildError
 
     cell = load(args.cell)
     if not 0.0 <= args.person_skill <= 1.0:
         raise CommandError(f"--person-skill must be within 0..1, got {args.person_skill}")
-    engine = DeviceEngine
-    if args.firmware == "c":
-        from hardware.firmware.c_engine import CEngine, FirmwareNotBuilt, load_library
-        try:
-            load_library()
-        except FirmwareNotBuilt as exc:
-            raise CommandError(str(exc)) from None
-        engine = CEngine
+    from hardware.firmware.c_engine import FirmwareNotBuilt, engine_for
+    try:
+        engine = engine_for(args.firmware)
+    except FirmwareNotBuilt as exc:
+        raise CommandError(str(exc)) from None
     try:
         server = SimServer(cell, args.seed, cameras=not args.no_cameras,
                            person_skill=args.person_skill, engine=engine)

@@ -75,6 +75,18 @@ def load_library(path: Path = LIBRARY) -> ctypes.CDLL:
     return lib
 
 
+def engine_for(firmware: str):
+    """The engine class for a firmware's name: `python`, the reference engine; `c`, this
+    binding's (FirmwareNotBuilt when the library is missing)."""
+    from firmware_bridge.device.engine import DeviceEngine
+    if firmware == "python":
+        return DeviceEngine
+    if firmware == "c":
+        load_library()
+        return CEngine
+    raise ValueError(f"no firmware named {firmware!r}: python or c")
+
+
 def _us(seconds: float) -> int:
     return max(0, int(round(seconds * 1e6)))
 
