@@ -35,7 +35,8 @@ check: $(INSTALLED)
 play: $(INSTALLED)
 	$(BIN)/jenga-robot play $(PLAY_ARGS)
 
-# The arm's firmware in C (hardware/firmware): the host build's library and its sanitized tests.
+# The arm's firmware in C (hardware/firmware): the host build (library, sanitized tests, pty server)
+# and the Cortex-M build QEMU runs (build/mcu/jenga-firmware.elf, its size in size.txt).
 firmware:
 	$(MAKE) -C hardware/firmware test
 

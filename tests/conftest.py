@@ -10,7 +10,7 @@ os.environ.setdefault("MUJOCO_GL", "egl")
 
 def pytest_addoption(parser):
     group = parser.getgroup("conformance", "the device conformance suite (tests/conformance)")
-    group.addoption("--device", default="python,c",
+    group.addoption("--device", default="python,c,qemu",
                     help="the built-in devices to check, comma-separated: python (the reference "
                          "engine), c (the C firmware's host build), qemu (the C binary in QEMU)")
     group.addoption("--device-url", default=None,

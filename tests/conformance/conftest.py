@@ -1,5 +1,5 @@
 """The conformance suite's fixtures: a fresh device for each test and a host handshaken with it.
-Options (tests/conftest.py): `--device python,c,qemu` (python and c by default), `--device-url URL`,
+Options (tests/conftest.py): `--device python,c,qemu` (all three by default), `--device-url URL`,
 `--allow-motion`."""
 
 from __future__ import annotations
@@ -8,13 +8,13 @@ import pytest
 
 from firmware_bridge import messages as m
 
-from tests.conformance.devices import DeviceUnderTest, device_named
+from tests.conformance.devices import DeviceUnderTest, board_device, device_named
 from tests.conformance.host import Host
 
 
 def pytest_generate_tests(metafunc):
     """Every test against each device asked for: a device at `--device-url`, or the built-in ones
-    `--device` names (python and c unless told)."""
+    `--device` names (all three unless told)."""
     if "device" in metafunc.fixturenames:
         url = metafunc.config.getoption("--device-url")
         names = ["url"] if url else [n.strip() for n in
@@ -22,15 +22,34 @@ def pytest_generate_tests(metafunc):
         metafunc.parametrize("device", names, indirect=True)
 
 
+@pytest.fixture(scope="session")
+def qemu_board():
+    """One QEMU board for a worker's whole run, reset before each test: a fresh QEMU would cost
+    each test a second (QEMU looks for a reader on a new pty once a second)."""
+    from hardware.firmware.qemu import QemuFirmware
+    try:
+        board = QemuFirmware()
+        board.start()
+    except RuntimeError as exc:
+        pytest.fail(str(exc))
+    yield board
+    board.close()
+
+
 @pytest.fixture
 def device(request) -> DeviceUnderTest:
     if request.param == "url":
         yield DeviceUnderTest(request.config.getoption("--device-url"), None, simulated=False)
         return
+    if request.param == "qemu":
+        board = request.getfixturevalue("qemu_board")
+        board.reset()
+        yield board_device(board)
+        return
     try:
         context = device_named(request.param)
         dut = context.__enter__()
-    except (NotImplementedError, RuntimeError) as exc:
+    except (ValueError, RuntimeError) as exc:
         pytest.fail(str(exc))
     try:
         yield dut

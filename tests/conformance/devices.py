@@ -1,14 +1,14 @@
-"""The devices the conformance suite can check: built in (`--device python`, `c`, and `qemu` once
-the C firmware runs in QEMU, issue 23 item 3), or any device at a pyserial URL or port
-(`--device-url`). A built-in device comes with `Stimulus`: the suite's hands on the simulated arm
-the firmware drives (the wrist's force, the safety input). A device at a URL has none, and the
-tests that need one are skipped for it."""
+"""The devices the conformance suite can check: built in (`--device python`: the reference engine;
+`c`: the C firmware's engine, host build; `qemu`: the C firmware's microcontroller build in
+QEMU), or any device at a pyserial URL or port (`--device-url`). A built-in device comes with
+`Stimulus`: the suite's hands on the simulated arm the firmware drives (the wrist's force, the
+safety input). A device at a URL has none, and the tests that need one are skipped for it."""
 
 from __future__ import annotations
 
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Callable, Iterator
+from typing import Callable, Iterator, Sequence
 
 import numpy as np
 
@@ -25,10 +25,11 @@ BUILT_IN = ("python", "c", "qemu")
 
 @dataclass
 class Stimulus:
-    """What the world does to a simulated arm: the wrist's force as a function of the joints
-    (sensor frame, N), and the safety input."""
+    """What the world does to a simulated arm: `set_force(wrench, beyond)`, the wrist's reading
+    (sensor frame, N and N m) while joint `beyond[0]` is past `beyond[1]` rad (the wrist meets
+    something there), or always if `beyond` is None; `set_presence(on)`, the safety input."""
 
-    set_force: Callable[[Callable[[np.ndarray], np.ndarray]], None]
+    set_force: Callable[[Sequence[float], tuple[int, float] | None], None]
     set_presence: Callable[[bool], None]
 
 
@@ -45,8 +46,13 @@ def engine_device(engine) -> Iterator[DeviceUnderTest]:
     ideal arm."""
     arm = IdealArm(np.array([j.q_home for j in JOINTS]))
 
-    def set_force(at):
-        arm.force_at = at
+    def set_force(wrench, beyond=None):
+        wrench = np.array(wrench, float)
+        if beyond is None:
+            arm.force_at = lambda q: wrench
+        else:
+            joint, limit = beyond
+            arm.force_at = lambda q: wrench if q[joint] > limit else np.zeros(6)
 
     def set_presence(on):
         arm.presence = on
@@ -68,6 +74,14 @@ def device_named(name: str) -> Iterator[DeviceUnderTest]:
         with engine_device(lambda config, arm: CEngine(config, arm, library=library)) as device:
             yield device
         return
-    raise NotImplementedError(
-        f"--device {name}: the C firmware in QEMU is not built yet (issue 23 item 3); use "
-        f"--device python,c, or --device-url for a device of your own")
+    if name == "qemu":
+        from hardware.firmware.qemu import QemuFirmware
+        with QemuFirmware() as board:
+            yield board_device(board)
+        return
+    raise ValueError(f"--device {name}: no such device (python, c, qemu)")
+
+
+def board_device(board) -> DeviceUnderTest:
+    """The C firmware in QEMU (hardware/firmware/qemu.py `QemuFirmware`) as the suite sees it."""
+    return DeviceUnderTest(board.link_path, Stimulus(board.set_force, board.set_presence))

@@ -23,7 +23,7 @@ def test_a_trajectory_runs_to_its_end(moving):
 def test_the_guard_stops_the_set_point_in_the_tick_that_reads_the_force(moving, stimulus):
     start = here(moving)
     limit = start[0] + 0.1                   # the wrist meets something there
-    stimulus.set_force(lambda q: np.array([3.0 if q[0] > limit else 0.0, 0, 0, 0, 0, 0]))
+    stimulus.set_force([3.0, 0, 0, 0, 0, 0], beyond=(0, limit))
     assert isinstance(moving.command(m.Tare()), m.Ack)
     assert isinstance(moving.command(m.Guard(True, (1.0, 0.0, 0.0), 1.0)), m.Ack)
     times, positions = ramp(start, [0.3, 0, 0, 0, 0, 0], 1.5, n=60)

@@ -113,10 +113,10 @@ def test_a_fault_whose_cause_persists_cannot_be_cleared(moving, stimulus):
     info = moving.command(m.Hello())
     moving.beat()
     over = info.force_range_n * 1.5
-    stimulus.set_force(lambda q: np.array([over, 0, 0, 0, 0, 0]))
+    stimulus.set_force([over, 0, 0, 0, 0, 0])
     telemetry = moving.wait_for(lambda t: t.fault & m.Fault.OVERLOAD, 1.0, moving.mark(),
                                 m.Telemetry)
     assert telemetry.status & m.Status.FAULT
     assert moving.command(m.ClearFault()).reason == m.Reason.FAULT_ACTIVE
-    stimulus.set_force(lambda q: np.zeros(6))
+    stimulus.set_force([0.0] * 6)
     assert isinstance(moving.command(m.ClearFault()), m.Ack)

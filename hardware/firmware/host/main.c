@@ -1,8 +1,7 @@
 /* The host build: the firmware's engine serving the protocol on a pseudo-terminal, as a board
- * serves it on its UART, with a simulated arm of its own (joints that follow their set-points
- * with a 5 ms lag, a gripper at 0.1 m/s, a wrist that reads nothing, a safety input that sees
- * nothing). It prints `serial: /dev/pts/N`, then runs the control loop at 1 kHz of the monotonic
- * clock until SIGINT or SIGTERM. For a firmware author's bench: the conformance suite reaches it
+ * serves it on its UART, with the simulated arm of sim/arm.h (its wrist reads nothing and its
+ * safety input sees nothing: this build has no stimulus channel). It prints `serial: /dev/pts/N`,
+ * then runs the control loop at 1 kHz of the monotonic clock until SIGINT or SIGTERM. For a firmware author's bench: the conformance suite reaches it
  * with `--device-url`. (The simulated cell runs the same engine against its MuJoCo arm through
  * hardware/firmware/c_engine.py instead.) */
 #define _XOPEN_SOURCE 700
@@ -18,17 +17,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "arm.h"
 #include "engine.h"
 
-#define JOINTS 6
 #define TICK_NS 1000000L
-#define LAG_S 0.005f
-#define GRIPPER_SPEED 0.1f
-
-typedef struct {
-    float q[JOINTS], qd[JOINTS], target[JOINTS];
-    float width, width_target;
-} arm;
 
 static volatile sig_atomic_t stopping;
 
@@ -36,38 +28,6 @@ static void on_signal(int sig)
 {
     (void)sig;
     stopping = 1;
-}
-
-static int arm_read(void *ctx, jr_reading *out)
-{
-    const arm *a = ctx;
-    memset(out, 0, sizeof *out);
-    memcpy(out->q, a->q, sizeof a->q);
-    memcpy(out->qd, a->qd, sizeof a->qd);
-    out->gripper_width = a->width;
-    return 0;
-}
-
-static int arm_joints(void *ctx, const float *q)
-{
-    arm *a = ctx;
-    const float alpha = 0.001f / LAG_S, dt = 0.001f;
-    for (int j = 0; j < JOINTS; j++) {
-        float before = a->q[j];
-        a->target[j] = q[j];
-        a->q[j] += alpha * (q[j] - a->q[j]);
-        a->qd[j] = (a->q[j] - before) / dt;
-    }
-    float step = GRIPPER_SPEED * dt, gap = a->width_target - a->width;
-    a->width += gap > step ? step : gap < -step ? -step : gap;
-    return 0;
-}
-
-static int arm_gripper(void *ctx, float width, float force)
-{
-    (void)force;
-    ((arm *)ctx)->width_target = width;
-    return 0;
 }
 
 static uint64_t now_us(void)
@@ -101,7 +61,7 @@ static int open_pty(char *name, size_t cap, int *slave)
 
 int main(void)
 {
-    static arm a;
+    static jr_sim_arm arm;
     static jr_engine engine;
     char name[128];
     int slave = -1;
@@ -110,15 +70,9 @@ int main(void)
         fprintf(stderr, "cannot open a pseudo-terminal: %s\n", strerror(errno));
         return 1;
     }
-    jr_config cfg = {.joint_count = JOINTS, .gripper_stroke_m = 0.04f, .force_range_n = 100.0f,
-                     .control_hz = 1000, .telemetry_hz = 250, .watchdog_s = 0.2f,
-                     .tracking_limit = 0.15f, .homing_speed_scale = 0.2f,
-                     .start_tolerance = 0.02f, .presence_hold_s = 0.5f};
-    for (int j = 0; j < JOINTS; j++) {
-        cfg.joints[j] = (jr_joint_info){-3.0f, 3.0f, 1.0f, 0.1f * (float)j};
-        a.q[j] = a.target[j] = 0.1f * (float)j;
-    }
-    jr_hal hal = {&a, arm_read, arm_joints, arm_gripper};
+    jr_config cfg;
+    jr_sim_arm_init(&arm, &cfg, 1000);
+    jr_hal hal = jr_sim_arm_hal(&arm);
     struct timespec seed;
     clock_gettime(CLOCK_REALTIME, &seed);
     jr_engine_init(&engine, &cfg, &hal, (uint32_t)(seed.tv_nsec ^ seed.tv_sec), now_us());
