@@ -28,9 +28,11 @@ def register(commands: argparse._SubParsersAction) -> None:
     bench.add_argument("--suite", required=True, choices=SUITES + (LOAD, "all"),
                        help="`all` is every suite but load, which busies the machine on purpose")
     bench.add_argument("--json", metavar="FILE", help="write the figures as JSON")
-    bench.add_argument("--firmware", choices=("python", "c"), default="python",
-                       help="link suite: the device's firmware, the reference engine or the C "
-                            "firmware (`make firmware` first) (default %(default)s)")
+    bench.add_argument("--firmware", choices=("python", "c", "qemu"), default="python",
+                       help="link suite: the device's firmware: the reference engine, the C "
+                            "firmware's engine (host build), or the C firmware's Cortex-M build "
+                            "in QEMU (Debian's qemu-system-arm and gcc-arm-none-eabi) (default "
+                            "%(default)s)")
     bench.add_argument("--cell", default=str(DEFAULT_CELL), metavar="FILE")
     bench.add_argument("--seeds", type=int, default=3,
                        help="towers for the sim suite, games per policy (or skill) for the game and person "
@@ -167,15 +169,18 @@ def _games_table(title: str, seeds: list[int], figures: dict, columns: tuple[str
 
 
 def _link(firmware: str) -> tuple[dict, str]:
-    from controller.bench.link import measure
+    from controller.bench.link import device_for, measure
+    from hardware.firmware.build import BuildError
     from hardware.firmware.c_engine import FirmwareNotBuilt, engine_for
+    from hardware.firmware.qemu import QemuError
     try:
-        engine = engine_for(firmware)
-    except FirmwareNotBuilt as exc:
+        device = device_for(firmware, engine_for("python" if firmware == "qemu" else firmware))
+        figures = dataclasses.asdict(measure(progress=Progress(f"bench link ({firmware})"),
+                                             device=device))
+    except (FirmwareNotBuilt, BuildError, QemuError) as exc:   # a tool missing, QEMU not up
         raise CommandError(str(exc)) from None
-    figures = dataclasses.asdict(measure(progress=Progress(f"bench link ({firmware})"),
-                                         engine=engine))
     figures["firmware"] = firmware
+    clock = "device time" if figures["clock"] == "device" else "wall time"
     rows = [("rtt_ms_median", figures["rtt_ms_median"], "command to ACK over a pty"),
             ("rtt_ms_p99", figures["rtt_ms_p99"], ""),
             ("telemetry_hz", figures["telemetry_hz"], "sustained, per second of device time"),
@@ -184,7 +189,14 @@ def _link(firmware: str) -> tuple[dict, str]:
             ("frames_corrupt_detected", figures["frames_corrupt_detected"],
              f"of {figures['frames_corrupt_injected']} injected")]
     for kind, stats in figures["fault_detect_ms"].items():
-        rows.append((f"fault_detect_ms.{kind}", stats["median"], f"worst {stats['max']} over {stats['runs']} runs"))
+        rows.append((f"fault_detect_ms.{kind}", stats["median"],
+                     f"worst {stats['max']} over {stats['runs']} runs, {clock}"))
+    board = figures["board"]
+    if board:
+        rows += [("worst_tick_instructions", board["worst_tick_instructions"],
+                  f"one control tick, counted by QEMU; {board['late_ticks']} ticks late"),
+                 ("flash_bytes", board["flash_bytes"], "of 131072 (arm-none-eabi-size)"),
+                 ("ram_bytes", board["ram_bytes"], "of 32768, stack included")]
     return figures, _table(f"link, firmware {firmware}", rows)
 
 

@@ -18,10 +18,14 @@ _TOOLS = {
 }
 
 
+class BuildError(RuntimeError):
+    """A tool is missing or the build failed: the message says which."""
+
+
 def _build(target: str) -> Path:
     for tool, package in _TOOLS[target].items():
         if shutil.which(tool) is None:
-            raise RuntimeError(f"building the C firmware ({target}) needs {tool}: "
+            raise BuildError(f"building the C firmware ({target}) needs {tool}: "
                                f"apt-get install {package}")
     BUILD.mkdir(exist_ok=True)
     with open(BUILD / ".lock", "w") as lock:
@@ -29,13 +33,13 @@ def _build(target: str) -> Path:
         result = subprocess.run(["make", "-s", "-C", str(HERE), target], capture_output=True,
                                 text=True, timeout=600)
     if result.returncode != 0:
-        raise RuntimeError(f"the C firmware ({target}) did not build:\n"
+        raise BuildError(f"the C firmware ({target}) did not build:\n"
                            f"{result.stdout}{result.stderr}")
     return BUILD / target
 
 
 def build_host() -> Path:
-    """The host build's folder, brought up to date; RuntimeError saying what is missing."""
+    """The host build's folder, brought up to date; BuildError saying what is missing."""
     return _build("host")
 
 

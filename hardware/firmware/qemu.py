@@ -13,10 +13,13 @@ instruction count (and the device's time runs a little behind the wall clock).""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import select
+import secrets
 import shutil
+import socket
 import subprocess
 import tempfile
 import termios
@@ -31,6 +34,8 @@ from hardware.firmware.build import build_mcu
 
 QEMU = "qemu-system-arm"
 MACHINE = "mps2-an386"
+# the boot record's seed word (boards/mps2_an386/link.ld .noinit): a power-up's entropy
+BOOT_SEED = 0x20001000
 _PTY = re.compile(r"char device redirected to (\S+) \(label serial(\d)\)")
 
 
@@ -48,6 +53,8 @@ class QemuFirmware:
         self._log = None
         self._stimulus: serial.Serial | None = None
         self._link_held: int | None = None
+        self._qmp: socket.socket | None = None
+        self._folder: tempfile.TemporaryDirectory | None = None
         self.link_path = ""
         self.stimulus_path = ""
 
@@ -63,20 +70,25 @@ class QemuFirmware:
             raise QemuError(f"running the firmware in QEMU needs {QEMU}: "
                             f"apt-get install qemu-system-arm")
         elf = self._elf or build_mcu() / "jenga-firmware.elf"
-        # the monitor on stdin: `system_reset` is the board's reset button
-        command = [QEMU, "-M", MACHINE, "-nographic", "-monitor", "stdio", "-kernel", str(elf),
-                   "-serial", "pty", "-serial", "pty"]
+        # QEMU's machine protocol (QMP) on a socket: `system_reset` is the board's reset button
+        self._folder = tempfile.TemporaryDirectory(prefix="jenga-qemu-")
+        qmp_path = os.path.join(self._folder.name, "qmp")
+        command = [QEMU, "-M", MACHINE, "-nographic", "-monitor", "none",
+                   "-qmp", f"unix:{qmp_path},server=on,wait=off", "-kernel", str(elf),
+                   "-serial", "pty", "-serial", "pty", "-device",
+                   f"loader,addr={BOOT_SEED:#x},data={secrets.randbits(32):#x},data-len=4"]
         if self._instruction_clock:
             command += ["-icount", "shift=0,sleep=on"]
         # QEMU's messages go to a file, not a pipe no one drains once the ptys are known
         self._log = tempfile.NamedTemporaryFile("w+", prefix="jenga-qemu-", suffix=".log")
-        self._process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=self._log,
+        self._process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=self._log,
                                          stderr=subprocess.STDOUT)
         try:
             paths = self._wait_for_ptys()
+            self._connect_qmp(qmp_path)
             self.link_path, self.stimulus_path = paths["0"], paths["1"]
             self._hold_link()
-            self._stimulus = serial.Serial(self.stimulus_path, 115200, timeout=2.0)
+            self._stimulus = serial.Serial(self.stimulus_path, 1_000_000, timeout=2.0)
             self.stats()                  # the firmware is up and answers
         except BaseException:
             self.close()
@@ -96,25 +108,66 @@ class QemuFirmware:
             time.sleep(0.02)
         raise QemuError(f"{QEMU} gave no serial ports within {self._start_timeout_s} s")
 
-    def reset(self) -> None:
-        """Press the board's reset button: the firmware boots again from flash (new RAM, a new
-        boot), on the same serial ports, and whatever the old boot had sent is dropped."""
+    def _connect_qmp(self, path: str) -> None:
+        self._qmp = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self._qmp.settimeout(self._start_timeout_s)
+        self._qmp.connect(path)
+        self._qmp_lines = self._qmp.makefile("rb")
+        json.loads(self._qmp_lines.readline())              # the greeting
+        self._qmp_call("qmp_capabilities")
+
+    def _qmp_call(self, command: str) -> None:
+        """One QMP command, done when QEMU returns from it (events on the way are skipped)."""
         if self._process is None or self._process.poll() is not None:
             raise QemuError("the firmware in QEMU is not running")
+        self._qmp.sendall(json.dumps({"execute": command}).encode() + b"\n")
+        try:
+            while True:
+                reply = json.loads(self._qmp_lines.readline() or b"null")
+                if reply is None:
+                    raise QemuError(f"QEMU closed its machine protocol during {command!r}")
+                if "return" in reply:
+                    return
+                if "error" in reply:
+                    raise QemuError(f"QEMU refused {command!r}: {reply['error']}")
+        except (TimeoutError, socket.timeout):
+            raise QemuError(f"QEMU did not return from {command!r} within "
+                            f"{self._start_timeout_s} s; QEMU said:\n{self._said()}") from None
+
+    def press_reset(self) -> None:
+        """The reset button, as a host sees it: the board boots again while the host talks to
+        it (nothing waits for the boot, nothing is dropped)."""
+        self._qmp_call("system_reset")
+
+    def reset(self, hold: bool = False) -> None:
+        """A reset for the next test: the firmware boots again from flash (new RAM, a new boot
+        id) on the same serial ports, and nothing the old boot sent is left to read. With
+        `hold`, the board stays stopped before its first instruction until `release`, so that a
+        host can open its port first and read everything the new boot sends (EVENT BOOT first)."""
         self.command("mark")
-        self._process.stdin.write(b"system_reset\n")
-        self._process.stdin.flush()
+        self._qmp_call("stop")
+        self._qmp_call("system_reset")
+        termios.tcflush(self._link_held, termios.TCIFLUSH)
+        self._stimulus.reset_input_buffer()
+        if not hold:
+            self.release()
+
+    def release(self) -> None:
+        """Let a board held by `reset(hold=True)` run, and see that it booted anew."""
+        self._qmp_call("cont")
         deadline = time.monotonic() + self._start_timeout_s
         while self._marked() != 0:           # a boot clears the mark
             if time.monotonic() > deadline:
                 raise QemuError(f"the firmware in QEMU did not boot again after a reset; "
                                 f"QEMU said:\n{self._said()}")
             time.sleep(0.002)
-        termios.tcflush(self._link_held, termios.TCIFLUSH)
+
+    def _log_text(self) -> str:
+        self._log.seek(0)
+        return self._log.read()
 
     def _said(self) -> str:
-        self._log.seek(0)
-        return self._log.read()[-2000:]
+        return self._log_text()[-2000:]
 
     def _marked(self) -> int:
         """The mark the stats show, or -1 for an answer cut or garbled by a reset (a line the
@@ -128,7 +181,9 @@ class QemuFirmware:
         """Keep the link's pty open for the board's life. QEMU looks for a reader on a pty only
         once a second and meanwhile neither reads nor writes it, so a host that opened it just
         now would lose its first commands; with this end held, QEMU sees the port connected from
-        the start. This end never reads: the host that opens the port gets every byte."""
+        the start. This end never reads: what the board sends waits for the host that opens the
+        port (which may flush it as it opens: `reset(hold=True)` keeps the board still until
+        then)."""
         self._link_held = os.open(self.link_path, os.O_RDWR | os.O_NOCTTY | os.O_NONBLOCK)
         tty.setraw(self._link_held)
         # the firmware talks as soon as QEMU connects the port: wait for its first bytes
@@ -145,8 +200,11 @@ class QemuFirmware:
         if self._stimulus is not None:
             self._stimulus.close()
             self._stimulus = None
+        if self._qmp is not None:
+            self._qmp_lines.close()
+            self._qmp.close()
+            self._qmp = None
         if self._process is not None:
-            self._process.stdin.close()
             self._process.terminate()
             try:
                 self._process.wait(timeout=5.0)
@@ -157,12 +215,17 @@ class QemuFirmware:
         if self._log is not None:
             self._log.close()
             self._log = None
+        if self._folder is not None:
+            self._folder.cleanup()
+            self._folder = None
 
     def command(self, line: str) -> str:
         """One line on the stimulus channel, and the firmware's answer."""
         if self._stimulus is None:
             raise QemuError("the firmware in QEMU is not running")
-        self._stimulus.write(line.encode() + b"\n")
+        # a late answer to an earlier line, or a line a reset cut, must not pass for this one's
+        self._stimulus.reset_input_buffer()
+        self._stimulus.write(b"\n" + line.encode() + b"\n")
         answer = self._stimulus.readline()
         if not answer.endswith(b"\n"):
             raise QemuError(f"the firmware in QEMU did not answer {line!r} within 2 s")
@@ -180,6 +243,18 @@ class QemuFirmware:
 
     def set_presence(self, on: bool) -> None:
         self.command(f"presence {int(on)}")
+
+    def line(self, fault: str) -> None:
+        """A fault on the protocol's line from the board's side: `corrupt` (one byte of the next
+        frame sent), `drop` (the next frame sent), `stall` (nothing passes either way), `ok`."""
+        self.command(f"line {fault}")
+
+    def contact_stop_ticks(self) -> int | None:
+        """Control ticks from the first tick whose reading had the stimulus force to the first
+        whose set-point for joint 0 stood still, as the simulated arm recorded them at its
+        hardware interface; None while it has not stopped (`set_force` starts it anew)."""
+        found = re.fullmatch(r"contact stop_ticks=(\d+)", self.command("contact"))
+        return int(found.group(1)) if found else None
 
     def stats(self) -> dict[str, int]:
         """The control loop's figures: ticks run, the worst tick's time (ns of the board's

@@ -43,7 +43,7 @@ def device(request) -> DeviceUnderTest:
         return
     if request.param == "qemu":
         board = request.getfixturevalue("qemu_board")
-        board.reset()
+        board.reset(hold=True)
         yield board_device(board)
         return
     try:
@@ -62,6 +62,7 @@ def host(device) -> Host:
     """Connected, not yet handshaken."""
     h = Host(device.url)
     try:
+        device.release()
         yield h
     finally:
         h.close()

@@ -38,6 +38,8 @@ class DeviceUnderTest:
     url: str
     stimulus: Stimulus | None = None
     simulated: bool = True        # its arm moves in a simulation, not in a room
+    # a device held still until the host has its port open (so it reads all the device sent)
+    release: Callable[[], None] = lambda: None
 
 
 @contextmanager
@@ -77,11 +79,14 @@ def device_named(name: str) -> Iterator[DeviceUnderTest]:
     if name == "qemu":
         from hardware.firmware.qemu import QemuFirmware
         with QemuFirmware() as board:
+            board.reset(hold=True)
             yield board_device(board)
         return
     raise ValueError(f"--device {name}: no such device (python, c, qemu)")
 
 
 def board_device(board) -> DeviceUnderTest:
-    """The C firmware in QEMU (hardware/firmware/qemu.py `QemuFirmware`) as the suite sees it."""
-    return DeviceUnderTest(board.link_path, Stimulus(board.set_force, board.set_presence))
+    """The C firmware in QEMU (hardware/firmware/qemu.py `QemuFirmware`) as the suite sees it:
+    held in its reset until the host's port is open."""
+    return DeviceUnderTest(board.link_path, Stimulus(board.set_force, board.set_presence),
+                           release=board.release)

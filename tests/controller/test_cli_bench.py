@@ -1,4 +1,4 @@
-"""`jenga-robot bench --suite link [--firmware python|c]` prints its figures and writes them as
+"""`jenga-robot bench --suite link [--firmware python|c|qemu]` prints its figures and writes them as
 JSON."""
 
 import json
@@ -28,3 +28,29 @@ def test_link_benchmark_reports_every_figure(tmp_path, firmware):
     assert figures["telemetry_hz"] >= 250 * 0.95
     assert figures["guard_stop_ms"] <= 1.0
     assert set(figures["fault_detect_ms"]) == {"corrupt", "drop", "stall", "port_closed", "reset"}
+
+
+def test_link_benchmark_of_the_c_binary_in_qemu_reports_the_board_too(tmp_path, monkeypatch,
+                                                                      capsys):
+    """The same command for the Cortex-M build in QEMU, in this process with fewer runs of each
+    measurement (the whole benchmark is `bench --suite link --firmware qemu`)."""
+    import functools
+
+    import controller.bench.link as link
+    from controller.cli import main
+    monkeypatch.setattr(link, "measure", functools.partial(
+        link.measure, rtt_samples=100, telemetry_s=1.0, guard_runs=3, fault_runs=2))
+    out = tmp_path / "link.json"
+    assert main(["bench", "--suite", "link", "--firmware", "qemu", "--json", str(out)]) in (0, None)
+    printed = capsys.readouterr().out
+    figures = json.loads(out.read_text())
+    assert figures["firmware"] == "qemu" and figures["clock"] == "host"
+    assert figures["frames_corrupt_detected"] == figures["frames_corrupt_injected"] == 2
+    assert figures["telemetry_hz"] >= 250 * 0.95 and figures["guard_stop_ms"] <= 1.0
+    assert set(figures["fault_detect_ms"]) == {"corrupt", "drop", "stall", "port_closed", "reset"}
+    assert all(v["median"] < 100 for v in figures["fault_detect_ms"].values())
+    board = figures["board"]
+    assert 0 < board["worst_tick_instructions"] < 1_000_000      # within a tick at 1 GHz
+    assert board["flash_bytes"] <= 128 * 1024 and board["ram_bytes"] <= 32 * 1024
+    for key in ("worst_tick_instructions", "flash_bytes", "ram_bytes", "fault_detect_ms.stall"):
+        assert key in printed

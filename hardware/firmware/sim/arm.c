@@ -2,26 +2,51 @@
 
 #include <string.h>
 
+#include "text.h"
+
 #define LAG_S 0.005f
 #define GRIPPER_SPEED_M_S 0.1f
 
 static int arm_read(void *ctx, jr_reading *out)
 {
-    const jr_sim_arm *a = ctx;
+    jr_sim_arm *a = ctx;
     memset(out, 0, sizeof *out);
     memcpy(out->q, a->q, sizeof a->q);
     memcpy(out->qd, a->qd, sizeof a->qd);
     out->gripper_width = a->width;
-    if (a->force_joint < 0 || a->q[a->force_joint] > a->force_beyond)
+    int acting = a->force_joint < 0 || a->q[a->force_joint] > a->force_beyond;
+    if (acting)
         memcpy(out->wrench, a->wrench, sizeof a->wrench);
+    a->acting = 0;
+    for (int i = 0; i < 6; i++)
+        if (acting && a->wrench[i] != 0.0f)
+            a->acting = 1;
     out->presence = a->presence;
     return 0;
+}
+
+static void record_contact(jr_sim_arm *a, float command0)
+{
+    int still = a->commanded && command0 == a->last_command0;
+    if (!a->contact && a->acting) {
+        a->contact = 1;
+        a->since_contact = 0;
+        if (still)
+            a->contact_stop_ticks = 0;
+    } else if (a->contact && a->contact_stop_ticks < 0) {
+        a->since_contact++;
+        if (still)
+            a->contact_stop_ticks = a->since_contact;
+    }
+    a->last_command0 = command0;
+    a->commanded = 1;
 }
 
 /* one control period of motion, as the engine gives the set-points */
 static int arm_joints(void *ctx, const float *q)
 {
     jr_sim_arm *a = ctx;
+    record_contact(a, q[0]);
     const float dt = a->period_s, alpha = dt < LAG_S ? dt / LAG_S : 1.0f;
     for (int j = 0; j < JR_SIM_JOINTS; j++) {
         float before = a->q[j];
@@ -46,6 +71,7 @@ void jr_sim_arm_init(jr_sim_arm *arm, jr_config *cfg, unsigned control_hz)
     memset(cfg, 0, sizeof *cfg);
     arm->period_s = 1.0f / (float)control_hz;
     arm->force_joint = -1;
+    arm->contact_stop_ticks = -1;
     cfg->joint_count = JR_SIM_JOINTS;
     cfg->gripper_stroke_m = 0.04f;
     cfg->force_range_n = 100.0f;
@@ -125,6 +151,8 @@ int jr_sim_command(jr_sim_arm *arm, const char *line, char *reply, size_t cap)
         arm->force_beyond = (float)v[1] * 1e-6f;
         for (int i = 0; i < 6; i++)
             arm->wrench[i] = (float)v[2 + i] * 1e-3f;
+        arm->contact = 0;
+        arm->contact_stop_ticks = -1;
         return answer(reply, cap, "ok", 0);
     }
     if (strncmp(line, "presence ", 9) == 0) {
@@ -134,5 +162,13 @@ int jr_sim_command(jr_sim_arm *arm, const char *line, char *reply, size_t cap)
         arm->presence = (unsigned char)v[0];
         return answer(reply, cap, "ok", 0);
     }
-    return answer(reply, cap, "error: unknown command (force, presence)", 1);
+    if (strcmp(line, "contact") == 0) {
+        char text[40] = "contact none";
+        if (arm->contact_stop_ticks >= 0)
+            *jr_put_uint(text, "contact stop_ticks=", (uint32_t)arm->contact_stop_ticks) = '\0';
+        return answer(reply, cap, text, 0);
+    }
+    return answer(reply, cap, "error: unknown command (force, presence, contact)", 1);
 }
+
+int jr_sim_contact_stop_ticks(const jr_sim_arm *arm) { return arm->contact_stop_ticks; }

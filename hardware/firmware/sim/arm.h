@@ -22,6 +22,13 @@ typedef struct {
     int force_joint;
     float force_beyond;
     unsigned char presence;
+    /* recorded at the hardware interface, as a bench's recording arm does: the ticks from the
+     * first tick whose reading had the stimulus acting to the first whose set-point for joint 0
+     * did not move (-1 until then); a `force` line starts it anew */
+    unsigned char acting, contact;
+    int since_contact, contact_stop_ticks;
+    float last_command0;
+    unsigned char commanded;
 } jr_sim_arm;
 
 /* the arm at its home pose, ticking at `control_hz`, and the configuration its engine runs */
@@ -33,8 +40,13 @@ jr_hal jr_sim_arm_hal(jr_sim_arm *arm);
  *                                          joint J is past BEYOND_URAD microradians (J = -1:
  *                                          always); `force -1 0 0 0 0 0 0 0` takes it away
  *   presence 0|1                           the safety input
+ *   contact                                `contact stop_ticks=N` (jr_sim_contact_stop_ticks), or
+ *                                          `contact none` before the stop
  * Writes the answer (`ok`, or `error: ...`) into `reply`; returns 0 if the line was understood.
  * Integers only: no floating-point parsing in a firmware. */
 int jr_sim_command(jr_sim_arm *arm, const char *line, char *reply, size_t cap);
+
+/* ticks from the stimulus first acting to joint 0's set-point standing still, -1 if not yet */
+int jr_sim_contact_stop_ticks(const jr_sim_arm *arm);
 
 #endif
