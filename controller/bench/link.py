@@ -143,7 +143,9 @@ def _fault_latency(device, kind: str) -> float:
             pass
         # a fault that takes effect at the next frame is timed from there
         at = device.injected_at()
-        latency = (device.now() - at) * 1000 if at is not None else float("nan")
+        if at is None:
+            raise RuntimeError(f"the {kind} fault never took effect: no frame went to the host")
+        latency = (device.now() - at) * 1000
         client.close()
         return latency
     finally:

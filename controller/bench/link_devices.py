@@ -6,9 +6,10 @@ records, at its hardware interface, when the force came and when the set-point s
   through ctypes) behind a pty, driving an ideal arm; faults are made on the pty; times are
   device time.
 - `QemuBench`: the C firmware's Cortex-M build in QEMU, driving its own simulated arm; faults are
-  made by the board's UART driver on request (hardware/firmware/qemu.py); times are the host's
-  wall time, which the board's clock follows. QEMU counts instructions as the board's
-  nanoseconds (`-icount shift=0`), so the board's worst control tick comes out in instructions.
+  made by the board's UART driver on request (hardware/firmware/qemu.py); fault times are the
+  host's wall time. QEMU counts instructions as the board's nanoseconds (`-icount shift=0`), so
+  the board's worst control tick comes out in instructions, and its clock runs somewhat behind
+  the wall clock.
 """
 
 from __future__ import annotations
@@ -177,8 +178,9 @@ class QemuBench:
 
     def boot(self) -> str:
         if self._board is None:
-            self._board = self._make()
-            self._board.start()
+            board = self._make()
+            board.start()                 # closes what it started if it fails
+            self._board = board
         else:
             self._note_stats()
             self._board.reset()
@@ -194,26 +196,40 @@ class QemuBench:
         """The board lives on to the next boot, which resets it."""
 
     def close(self) -> None:
-        if self._board is not None:
-            self._note_stats()
-            self._board.close()
-            self._board = None
+        board, self._board = self._board, None
+        if board is not None:
+            try:
+                self._board = board
+                self._note_stats()
+            except QemuError:
+                pass                     # a board that does not answer: no figures from it
+            finally:
+                self._board = None
+                board.close()
 
     def now(self) -> float:
         return time.monotonic()
 
     def inject(self, kind: str) -> None:
-        if kind in ("corrupt", "drop", "stall", "ok"):
+        """As EngineBench's: timed from when the fault acts. The board answers `line corrupt`
+        and `line drop` as the frame they spoil goes (its answer travels on the other UART, so
+        the origin is good to a fraction of a millisecond); the others act as they are asked."""
+        if kind in ("corrupt", "drop"):
+            self._board.line(kind)
+            self._at = time.monotonic()
+            return
+        if kind in ("port_closed", "reset"):
+            self._note_stats()           # the board's figures so far, before they go
+        self._at = time.monotonic()
+        if kind in ("stall", "ok"):
             self._board.line(kind)
         elif kind == "port_closed":
-            self._note_stats()
-            self._board.close()           # QEMU gone: its end of the pty closes
-            self._board = None
+            board, self._board = self._board, None
+            board.close()                 # QEMU gone: its end of the pty closes
         elif kind == "reset":
             self._board.press_reset()
         else:
             raise ValueError(f"no fault named {kind!r}")
-        self._at = time.monotonic()
 
     def injected_at(self) -> float | None:
         return self._at

@@ -54,6 +54,7 @@ class QemuFirmware:
         self._stimulus: serial.Serial | None = None
         self._link_held: int | None = None
         self._qmp: socket.socket | None = None
+        self._qmp_lines = None
         self._folder: tempfile.TemporaryDirectory | None = None
         self.link_path = ""
         self.stimulus_path = ""
@@ -116,8 +117,9 @@ class QemuFirmware:
         json.loads(self._qmp_lines.readline())              # the greeting
         self._qmp_call("qmp_capabilities")
 
-    def _qmp_call(self, command: str) -> None:
-        """One QMP command, done when QEMU returns from it (events on the way are skipped)."""
+    def _qmp_call(self, command: str):
+        """One QMP command, done when QEMU returns from it (events on the way are skipped);
+        what it returned."""
         if self._process is None or self._process.poll() is not None:
             raise QemuError("the firmware in QEMU is not running")
         self._qmp.sendall(json.dumps({"execute": command}).encode() + b"\n")
@@ -127,7 +129,7 @@ class QemuFirmware:
                 if reply is None:
                     raise QemuError(f"QEMU closed its machine protocol during {command!r}")
                 if "return" in reply:
-                    return
+                    return reply["return"]
                 if "error" in reply:
                     raise QemuError(f"QEMU refused {command!r}: {reply['error']}")
         except (TimeoutError, socket.timeout):
@@ -144,6 +146,8 @@ class QemuFirmware:
         id) on the same serial ports, and nothing the old boot sent is left to read. With
         `hold`, the board stays stopped before its first instruction until `release`, so that a
         host can open its port first and read everything the new boot sends (EVENT BOOT first)."""
+        if not self._qmp_call("query-status")["running"]:
+            self._qmp_call("cont")        # held by a reset no host released
         self.command("mark")
         self._qmp_call("stop")
         self._qmp_call("system_reset")
@@ -200,8 +204,10 @@ class QemuFirmware:
         if self._stimulus is not None:
             self._stimulus.close()
             self._stimulus = None
-        if self._qmp is not None:
+        if self._qmp_lines is not None:
             self._qmp_lines.close()
+            self._qmp_lines = None
+        if self._qmp is not None:
             self._qmp.close()
             self._qmp = None
         if self._process is not None:

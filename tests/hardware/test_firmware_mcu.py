@@ -17,7 +17,9 @@ ELF_MACHINE_ARM = 40
 
 @pytest.fixture(scope="module")
 def board():
-    with QemuFirmware() as b:
+    # QEMU's instruction count is the board's clock: a tick's time is its instructions, whatever
+    # the load on this machine
+    with QemuFirmware(instruction_clock=True) as b:
         yield b
 
 
@@ -44,9 +46,13 @@ def test_each_reset_and_each_power_up_is_a_new_boot_the_host_can_tell(board):
     for _ in range(3):
         board.reset()
         ids.append(boot_id(board))
-    with QemuFirmware() as other:           # another power-up, whose RAM starts the same
-        ids.append(boot_id(other))
-    assert len(set(ids)) == 4
+    assert len(set(ids)) == 3
+    # two power-ups, whose RAM starts the same: only their seeds tell them apart
+    firsts = []
+    for _ in range(2):
+        with QemuFirmware() as fresh:
+            firsts.append(boot_id(fresh))
+    assert firsts[0] != firsts[1]
 
 
 def test_a_board_held_in_its_reset_sends_its_boot_event_first_to_a_host_that_opens_then():
@@ -68,9 +74,9 @@ def test_the_control_loop_ticks_at_1_khz_and_reports_its_figures(board):
     time.sleep(0.5)
     later, rate = board.stats(), None
     rate = (later["ticks"] - first["ticks"]) / (time.monotonic() - started)
-    assert 700 < rate < 1300           # QEMU keeps the board's clock on the wall clock's
-    # a tick at rest takes microseconds (QEMU's own pace, here): far from the 1 ms it has
-    assert 0 < later["worst_tick_ns"] < 1_000_000 and later["internal_errors"] == 0
+    assert 600 < rate < 1300           # the board's clock near the wall clock's (a little behind)
+    # a tick at rest is some thousands of instructions: far from the million of 1 ms at 1 GHz
+    assert 0 < later["worst_tick_ns"] < 100_000 and later["internal_errors"] == 0
     assert later["marked"] == 0 and later["engine_bytes"] > 16 * 1024
 
 
@@ -99,6 +105,6 @@ def test_the_stimulus_reaches_the_wrist_and_the_safety_input(board):
                                   "force 0 99999999999 0 0 0 0 0 0", "presence 2", "presence",
                                   "reboot", "line cut", "stats " + "9" * 120])
 def test_the_stimulus_channel_refuses_what_it_does_not_understand(board, line):
-    with pytest.raises(QemuError, match="refused"):
+    with pytest.raises(QemuError, match="too long" if len(line) > 95 else "refused"):
         board.command(line)
     assert board.command("presence 0") == "ok"          # and goes on

@@ -16,6 +16,8 @@ static uint8_t marked;
 static char answers[256];
 static size_t answers_len;
 
+static void answer(const char *reply);
+
 int bench_line_stalled(void) { return faults.stall; }
 
 size_t bench_send_link(const uint8_t *out, size_t n)
@@ -33,6 +35,7 @@ size_t bench_send_link(const uint8_t *out, size_t n)
             if (end < n && faults.drop) {
                 faults.drop = 0;
                 i = end + 1;
+                answer("ok");                /* the `line drop` answered as it happens */
                 continue;
             }
             if (end < n) {
@@ -48,6 +51,7 @@ size_t bench_send_link(const uint8_t *out, size_t n)
         if (faults.corrupting && faults.frame_pos == faults.corrupt_at) {
             byte ^= 0x24u;
             faults.corrupting = 0;
+            answer("ok");                    /* the `line corrupt` answered as it happens */
         }
         board_link_put(byte);
         faults.frame_pos = delimiter ? 0 : faults.frame_pos + 1;
@@ -55,8 +59,11 @@ size_t bench_send_link(const uint8_t *out, size_t n)
     return i;
 }
 
+/* `line corrupt` and `line drop` are answered when the frame they spoil goes (a bench times the
+ * host's detection from there); the others at once */
 static int line_command(const char *text, char *reply)
 {
+    reply[0] = '\0';
     if (strcmp(text, "line corrupt") == 0)
         faults.corrupt = 1;
     else if (strcmp(text, "line drop") == 0)
@@ -67,7 +74,8 @@ static int line_command(const char *text, char *reply)
         faults.corrupt = faults.drop = faults.stall = faults.corrupting = 0;
     else
         return 0;
-    strcpy(reply, "ok");
+    if (!faults.corrupt && !faults.drop)
+        strcpy(reply, "ok");
     return 1;
 }
 
@@ -130,7 +138,8 @@ void bench_serve(jr_sim_arm *arm, const bench_loop_stats *stats, const jr_engine
             marked = 1;
             answer("ok");
         } else if (line_command(line, reply)) {
-            answer(reply);
+            if (reply[0])
+                answer(reply);
         } else if (strncmp(line, "line ", 5) == 0) {
             answer("error: line corrupt|drop|stall|ok");
         } else {

@@ -4,7 +4,8 @@
  *   mark                         a flag a reset clears, so the bench can tell a reset happened
  *   line corrupt|drop|stall|ok   a fault on the protocol's line, as a noisy or cut cable makes
  *                                it: one byte of the next frame sent flipped, the next frame
- *                                lost whole, nothing passing either way; `ok` ends them
+ *                                lost whole (each answered when that frame goes), nothing
+ *                                passing either way; `ok` ends them
  * Every line gets one answer line (`ok`, a figure, or `error: ...`); an empty line none. */
 #ifndef JR_BENCH_H
 #define JR_BENCH_H

@@ -15,7 +15,9 @@ typedef struct {
 #define STATE_RX_FULL 2u
 #define CTRL_TX_EN 1u
 #define CTRL_RX_EN 2u
+#define CTRL_TX_IRQ 4u
 #define CTRL_RX_IRQ 8u
+#define INT_TX 1u
 #define INT_RX 2u
 
 #define SYST_CSR (*(volatile uint32_t *)0xE000E010u)
@@ -25,7 +27,9 @@ typedef struct {
 #define ICSR_PENDSTSET (1u << 26)
 #define NVIC_ISER0 (*(volatile uint32_t *)0xE000E100u)
 #define IRQ_UART0_RX 0u
+#define IRQ_UART0_TX 1u
 #define IRQ_UART1_RX 2u
+#define IRQ_UART1_TX 3u
 
 board_ring board_link_rx, board_bench_rx;
 volatile uint32_t board_ticks_due;
@@ -35,6 +39,8 @@ static volatile uint64_t ms_count;
 void systick_handler(void);
 void uart0_rx_handler(void);
 void uart1_rx_handler(void);
+void uart0_tx_handler(void);
+void uart1_tx_handler(void);
 
 static void irq_off(void) { __asm volatile("cpsid i" ::: "memory"); }
 static void irq_on(void) { __asm volatile("cpsie i" ::: "memory"); }
@@ -71,6 +77,9 @@ static void uart_receive(cmsdk_uart *u, board_ring *r)
 
 void uart0_rx_handler(void) { uart_receive(UART0, &board_link_rx); }
 void uart1_rx_handler(void) { uart_receive(UART1, &board_bench_rx); }
+/* a byte went: the transmitter has room again; the interrupt only wakes the main loop */
+void uart0_tx_handler(void) { UART0->intstatus = INT_TX; }
+void uart1_tx_handler(void) { UART1->intstatus = INT_TX; }
 
 void systick_handler(void)
 {
@@ -81,14 +90,15 @@ void systick_handler(void)
 static void uart_init(cmsdk_uart *u, uint32_t baud)
 {
     u->bauddiv = BOARD_CPU_HZ / baud;
-    u->ctrl = CTRL_TX_EN | CTRL_RX_EN | CTRL_RX_IRQ;
+    u->ctrl = CTRL_TX_EN | CTRL_RX_EN | CTRL_RX_IRQ | CTRL_TX_IRQ;
 }
 
 void board_init(void)
 {
     uart_init(UART0, PROTOCOL_BAUD);
     uart_init(UART1, BENCH_BAUD);
-    NVIC_ISER0 = (1u << IRQ_UART0_RX) | (1u << IRQ_UART1_RX);
+    NVIC_ISER0 = (1u << IRQ_UART0_RX) | (1u << IRQ_UART0_TX) | (1u << IRQ_UART1_RX)
+                 | (1u << IRQ_UART1_TX);
     SYST_RVR = RELOAD - 1u;
     SYST_CVR = 0;
     SYST_CSR = 7u;                      /* the processor clock, interrupt, on */
@@ -126,11 +136,16 @@ uint64_t board_counts(void)
 
 uint64_t board_now_us(void) { return board_counts() / BOARD_COUNTS_PER_US; }
 
-void board_sleep_unless(int work)
+void board_sleep(int link_to_send, int bench_to_send)
 {
     irq_off();
-    if (!work && !board_ticks_due && board_ring_empty(&board_link_rx)
-        && board_ring_empty(&board_bench_rx))
+    /* a byte that goes, arrives or a tick between this check and WFI leaves its interrupt
+     * pending, which ends the WFI at once */
+    int work = board_ticks_due || !board_ring_empty(&board_link_rx)
+               || !board_ring_empty(&board_bench_rx)
+               || (link_to_send && !(UART0->state & STATE_TX_FULL))
+               || (bench_to_send && !(UART1->state & STATE_TX_FULL));
+    if (!work)
         __asm volatile("wfi");
     irq_on();
 }

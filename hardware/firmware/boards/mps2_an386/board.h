@@ -20,7 +20,7 @@ typedef struct {
 } board_ring;
 
 extern board_ring board_link_rx;     /* UART 0: the protocol, 1 Mbaud */
-extern board_ring board_bench_rx;    /* UART 1: the bench's channel (main.c) */
+extern board_ring board_bench_rx;    /* UART 1: the bench's channel (bench.c) */
 extern volatile uint32_t board_ticks_due;
 
 void board_init(void);
@@ -37,8 +37,11 @@ uint64_t board_counts(void);
 uint64_t board_now_us(void);
 /* a boot id no earlier boot had, as far as the board can tell (docs/protocol.md HELLO_REPLY) */
 uint32_t board_boot_id(void);
-/* sleep until an interrupt unless there is work; interrupts taken from there on */
-void board_sleep_unless(int work);
+/* sleep until an interrupt unless there is work: a tick due, bytes arrived, or bytes to send
+ * (`link_to_send`, `bench_to_send`) and room in their transmitter. A transmitter that has no
+ * room wakes the loop with its interrupt when it has, so a host that does not read keeps the
+ * board asleep, not spinning. */
+void board_sleep(int link_to_send, int bench_to_send);
 uint32_t board_take_ticks_due(void);
 
 #endif

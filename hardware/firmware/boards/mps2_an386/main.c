@@ -1,8 +1,8 @@
 /* The firmware on a Cortex-M4F board: ARM's MPS2 with the AN386 image, as QEMU emulates it
  * (board.c). UART 0 carries the protocol (docs/protocol.md: 1 Mbaud 8N1); UART 1 the bench's
  * channel to the simulated arm inside and to the board (bench.h). SysTick gives the 1 kHz control
- * tick and the microsecond clock. Between ticks the core sleeps (WFI) until a byte or the next
- * tick wakes it, unless it has bytes to send.
+ * tick and the microsecond clock. Between ticks the core sleeps (WFI) until a byte arrives or goes,
+ * or the next tick comes.
  *
  * A port to a real board keeps this loop, replaces board.c with the board's UART and timer, and
  * the simulated arm (and bench.c) with the board's drivers behind core/hal.h: docs/firmware.md. */
@@ -26,8 +26,9 @@ int main(void)
 
     size_t pending = 0;
     for (;;) {
-        /* a UART sends a byte at a time: with bytes to send, the loop keeps feeding it */
-        board_sleep_unless(pending != 0 || bench_send_pending());
+        /* a UART sends a byte at a time: while there are bytes to send, each one that goes
+         * wakes the loop to feed it the next */
+        board_sleep(pending != 0, bench_send_pending());
 
         /* what the engine's inbox has no room for waits in the ring for the next tick */
         uint8_t byte;

@@ -9,6 +9,8 @@ void reset_handler(void);
 void systick_handler(void);
 void uart0_rx_handler(void);
 void uart1_rx_handler(void);
+void uart0_tx_handler(void);
+void uart1_tx_handler(void);
 
 #define SCB_CPACR (*(volatile uint32_t *)0xE000ED88u)
 
@@ -35,12 +37,12 @@ void reset_handler(void)
 typedef void (*handler)(void);
 
 /* 16 system exceptions, then the board's interrupts: on the MPS2 (AN386) UART 0 receives on
- * IRQ 0 and UART 1 on IRQ 2 */
-__attribute__((section(".vectors"), used)) static const handler vectors[16 + 3] = {
+ * IRQ 0 and sends on IRQ 1, UART 1 on IRQ 2 and 3 */
+__attribute__((section(".vectors"), used)) static const handler vectors[16 + 4] = {
     (handler)(uintptr_t)&_stack_top, reset_handler,
     unexpected, unexpected, unexpected, unexpected, unexpected,  /* NMI ... usage fault */
     0, 0, 0, 0,
     unexpected, unexpected, 0, unexpected,                       /* SVC, debug, -, PendSV */
     systick_handler,
-    uart0_rx_handler, unexpected, uart1_rx_handler,
+    uart0_rx_handler, uart0_tx_handler, uart1_rx_handler, uart1_tx_handler,
 };
