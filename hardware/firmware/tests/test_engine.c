@@ -113,18 +113,71 @@ int main(void)
     CHECK(engine.motion == -1 && engine.fault == 0);
     CHECK(engine.setpoint[0] > start[0] + 0.19f && engine.setpoint[0] < start[0] + 0.2f);
 
-    /* any bytes at all: frames of random types and bodies, and garbage */
+    /* any bytes at all: frames of random types and bodies, and garbage; and, lest the first bad
+     * frame latch a fault that leaves the rest refused, now and then a host putting the device
+     * back to work (CLEAR_FAULT, ENABLE, HOME) and random trajectories of the right shape, so
+     * that the random frames also meet an arm enabled, homed and moving */
     srand(7);
+    int clear_ticks = 0, moving_ticks = 0, total_ticks = 0;
     for (int i = 0; i < 20000; i++) {
         int n = rand() % (int)(JR_MAX_BODY + 1u);
         for (int k = 0; k < n; k++)
             body[k] = (uint8_t)rand();
-        if (rand() % 4)
+        int kind = rand() % 16;
+        if (kind < 10) {
             send((uint8_t)(rand() % 0x90), body, (uint16_t)n);
-        else
+        } else if (kind < 13) {
             jr_engine_receive(&engine, body, (size_t)n);
-        tick(1 + rand() % 3);
+        } else if (kind == 13) {
+            /* a delimiter first ends the garbage before (which latches COMM), and HELLO starts
+             * the sequence anew after the frames lost in it, as a host would */
+            const uint8_t delimiter = 0;
+            jr_engine_receive(&engine, &delimiter, 1);
+            body[0] = JR_PROTOCOL_VERSION & 0xFF;
+            body[1] = 0;
+            send(JR_HELLO, body, 2);
+            send(JR_CLEAR_FAULT, body, 0);
+            body[0] = 1;
+            send(JR_ENABLE, body, 1);
+            if (!engine.homed && rand() % 4 == 0)
+                send(JR_HOME, body, 0);
+        } else {
+            /* a trajectory of 2-8 points near the set-points, values random or not finite */
+            uint8_t count = (uint8_t)(2 + rand() % 7);
+            uint16_t id = (uint16_t)(1 + rand() % 3);
+            uint8_t *p = body;
+            p[0] = (uint8_t)id; p[1] = 0; p[2] = 0; p[3] = 0;
+            p[4] = count; p[5] = 0; p[6] = count; p[7] = 6;
+            p += 8;
+            for (int k = 0; k < count; k++) {
+                float v[7] = {0.05f * (float)k};
+                for (int j = 0; j < 6; j++)
+                    v[1 + j] = engine.setpoint[j]
+                               + (float)(rand() % 2001 - 1000) * (k ? 2e-5f : 1e-6f);
+                if (rand() % 50 == 0)
+                    v[rand() % 7] = (rand() % 2) ? 1e30f : -0.0f;
+                memcpy(p, v, sizeof v);
+                p += sizeof v;
+            }
+            send(JR_TRAJ_LOAD, body, (uint16_t)(p - body));
+            body[0] = (uint8_t)id; body[1] = 0;
+            send(JR_TRAJ_RUN, body, 2);
+        }
+        int ticks = 1 + rand() % 3;
+        for (int t = 0; t < ticks; t++) {
+            tick(1);
+            total_ticks++;
+            clear_ticks += engine.fault == 0;
+            moving_ticks += engine.motion != -1;
+        }
+        if (i % 20 == 0)
+            send(JR_HEARTBEAT, body, 0);
     }
+    printf("engine: random stream: %d ticks, %d%% with no fault, %d%% moving\n", total_ticks,
+           100 * clear_ticks / total_ticks, 100 * moving_ticks / total_ticks);
+    /* the stream reached the engine's working states, not only its refusals */
+    CHECK(clear_ticks > total_ticks / 10);
+    CHECK(moving_ticks > total_ticks / 100);
     CHECK(engine.internal_errors == 0);
     if (failures)
         fprintf(stderr, "%d check(s) failed\n", failures);
