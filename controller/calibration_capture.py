@@ -37,8 +37,10 @@ def _board_facing(camera_axes: np.ndarray, centre: np.ndarray, tilt: np.ndarray)
     return T
 
 
-def capture_charuco(cell: Cell, camera: str, out: Path, views: int = 15, seed: int = 0) -> list[Path]:
-    """Board views at 0.28-0.45 m from the camera, tilted up to 25 degrees, saved as PNGs."""
+def capture_charuco(cell: Cell, camera: str, out: Path, views: int = 15, seed: int = 0,
+                    progress=None) -> list[Path]:
+    """Board views at 0.28-0.45 m from the camera, tilted up to 25 degrees, saved as PNGs;
+    `progress(done, total)` told after each."""
     world = SimWorld(cell, seed, markers=False, board="stage", settle_s=0.1)
     cam = cell.camera(camera)
     axes, eye = cam.axes(), np.array(cam.position)
@@ -52,6 +54,8 @@ def capture_charuco(cell: Cell, camera: str, out: Path, views: int = 15, seed: i
         path = out / f"charuco_{camera}_{k:02d}.png"
         _save(path, world.render(camera))
         paths.append(path)
+        if progress:
+            progress(k + 1, views)
     world.close()
     return paths
 
@@ -71,7 +75,8 @@ def _quat_matrix(w, x, y, z) -> np.ndarray:
                      [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)]])
 
 
-def capture_hand_eye(cell: Cell, camera: str, out: Path, poses: int = 10, seed: int = 0) -> Path:
+def capture_hand_eye(cell: Cell, camera: str, out: Path, poses: int = 10, seed: int = 0,
+                     progress=None) -> Path:
     """The arm shows its board to `camera` from `poses` poses; images and joint readings saved,
     with a `poses.json` listing them. Returns that file."""
     world = SimWorld(cell, seed, markers=False, board="hand", settle_s=0.1)
@@ -102,6 +107,8 @@ def capture_hand_eye(cell: Cell, camera: str, out: Path, poses: int = 10, seed: 
         path = out / f"handeye_{camera}_{len(records):02d}.png"
         _save(path, image)
         records.append({"image": path.name, "joints_rad": [float(v) for v in world.joint_positions()]})
+        if progress:
+            progress(len(records), poses)
     world.close()
     listing = out / "poses.json"
     listing.write_text(json.dumps({"camera": camera, "poses": records}, indent=2) + "\n")

@@ -8,6 +8,7 @@ import subprocess
 import sys
 import threading
 from dataclasses import dataclass, field
+from typing import Callable
 
 import numpy as np
 
@@ -62,6 +63,8 @@ class CellLink:
         self.arm: ArmClient | None = None
         self.cameras: dict[str, CameraSource] = {}
         self.forces = ForceRecorder()
+        # told of every look: the frames and what perception made of them (the viewer)
+        self.on_observed: list[Callable[[dict[str, Frame], PerceptionResult], None]] = []
 
     def open(self) -> CellLink:
         try:
@@ -127,7 +130,11 @@ class CellLink:
         """What the cameras see now (frames no older than `after`, default the arm's clock)."""
         if after is None:
             after = self.arm.device_time()
-        return self.perception.observe(self.frames(after))
+        frames = self.frames(after)
+        result = self.perception.observe(frames)
+        for listener in self.on_observed:
+            listener(frames, result)
+        return result
 
 
 class SimulatedCell:

@@ -110,13 +110,16 @@ def play_solo(link: CellLink, turns: int | None = None, options: RuleOptions = R
               policy: Policy | None = None,
               on_phase: Callable[[str, TurnReport], None] | None = None,
               on_note: Callable[[str], None] | None = None,
-              result: SoloResult | None = None) -> SoloResult:
+              result: SoloResult | None = None,
+              watch: Callable[[Player], None] | None = None) -> SoloResult:
     """`turns`: a move cap (None: to the game's end); `policy`: how blocks are chosen
     (planning/policies.py; the robot's own by default); `on_phase(name, report)` is told as each
     phase of a turn begins, `on_note(text)` of each block a turn gives up on; `result`: see
-    play_game."""
+    play_game; `watch(player)` hooks more to the player (the viewer)."""
     player = arm_player(link, options, policy)
     player.on_phase, player.on_note = on_phase, on_note
+    if watch is not None:
+        watch(player)
     return play_game(player, turns, on_turn, result)
 
 

@@ -110,6 +110,7 @@ class ArmClient:
         self._rate = 1.0
         self._heartbeat: threading.Thread | None = None
         self._stop_heartbeat = threading.Event()
+        self._guard_listeners: list[Callable[[float | None], None]] = []
         self._listeners: list[Callable[[Telemetry], None]] = []
 
     # --- lifecycle ----------------------------------------------------------------------------
@@ -244,9 +245,18 @@ class ArmClient:
 
     def set_guard(self, direction, threshold_n: float) -> None:
         self._command(Guard(True, tuple(float(v) for v in direction), float(threshold_n)))
+        for listener in self._guard_listeners:
+            listener(float(threshold_n))
 
     def clear_guard(self) -> None:
         self._command(Guard(False))
+        for listener in self._guard_listeners:
+            listener(None)
+
+    def on_guard(self, listener: Callable[[float | None], None]) -> None:
+        """Call `listener` with each guard the device took: its threshold (N), None when
+        cleared."""
+        self._guard_listeners.append(listener)
 
     def gripper(self, width_m: float, force_n: float = 10.0, wait: bool = True,
                 timeout_s: float = 5.0) -> float:

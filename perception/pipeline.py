@@ -26,6 +26,7 @@ ROI_MARGIN_PX = 25
 class PerceptionResult:
     observation: TowerObservation
     events: list = field(default_factory=list)
+    sightings: dict = field(default_factory=dict)    # camera name: the markers found in its frame
 
 
 class Perception:
@@ -86,7 +87,7 @@ class Perception:
             entered = self.workspace.update(name, image, time)
             if entered is not None:
                 events.append(entered)
-        return PerceptionResult(obs, events)
+        return PerceptionResult(obs, events, sightings)
 
     def new_tower(self, pose: TowerPose | None = None, layers: int | None = None) -> None:
         """A tower was built anew (a new round), or one this perception did not watch stands

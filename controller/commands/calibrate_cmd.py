@@ -12,6 +12,7 @@ import numpy as np
 
 from controller.commands.cell_cmd import load
 from controller.commands.common import CommandError
+from controller.commands.progress import Progress
 from hardware.cells import DEFAULT_CELL
 
 
@@ -175,11 +176,13 @@ def run_capture(args: argparse.Namespace) -> int:
     # the calibration is written next to the cell file the next step is given: the same one
     cell_option = "" if args.cell == str(DEFAULT_CELL) else f" --cell {args.cell}"
     if args.kind == "charuco":
-        paths = capture_charuco(cell, args.camera, out, args.views)
+        paths = capture_charuco(cell, args.camera, out, args.views,
+                                progress=Progress(f"capture charuco ({args.camera})"))
         print(f"{len(paths)} board views in {out}: now `jenga-robot calibrate intrinsics "
               f"--camera {args.camera} --images {out}{cell_option}`")
     else:
-        listing = capture_hand_eye(cell, args.camera, out, args.views)
+        listing = capture_hand_eye(cell, args.camera, out, args.views,
+                                   progress=Progress(f"capture hand-eye ({args.camera})"))
         print(f"poses and images in {listing}: now `jenga-robot calibrate hand-eye --camera "
               f"{args.camera} --poses {listing}{cell_option}`")
     return 0

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from controller.commands.cell_cmd import load
 from controller.commands.common import EXIT_FAILED, CommandError, interruption
+from controller.commands.viewing import close_recorder, open_recorder
 from controller.wording import plural
 from planning.game.rules import MatchConfig, RuleOptions, Scoring
 
@@ -146,6 +147,7 @@ def run_match(args: argparse.Namespace) -> int:
     cameras = dict(item.split("=", 1) for item in args.camera if "=" in item)
     sim = None
     status = EXIT_FAILED
+    recorder = open_recorder(args)
     try:
         if args.serial:
             serial = args.serial
@@ -165,6 +167,11 @@ def run_match(args: argparse.Namespace) -> int:
                 person = ConsolePerson(on_stop=link.arm.estop)
             runner = MatchRunner(link, log, progress, person,
                                  on_line=lambda line: print(line, flush=True))
+            if recorder is not None:
+                from controller.viewer.watch import watch_link, watch_player
+                watch = watch_link(recorder, link)
+                watch_player(watch, runner.robot)
+                log.listeners.append(watch.logged)
             winner = runner.run()
             status = 0 if winner is not None else EXIT_FAILED
     except (CellLinkError, ArmError, MatchError, OpponentError, MatchLogError) as exc:
@@ -181,6 +188,7 @@ def run_match(args: argparse.Namespace) -> int:
         print(f"{how}; resume with: jenga-robot play --resume {setup.log_path}",
               file=sys.stderr, flush=True)
     finally:
+        close_recorder(recorder, args)
         if sim is not None:
             sim.close()
         if setup.log is not None:

@@ -10,6 +10,7 @@ import os
 
 from controller.commands.cell_cmd import load
 from controller.commands.common import EXIT_FAILED, CommandError, interruption
+from controller.commands.viewing import add_viewer_options, close_recorder, open_recorder
 from controller.wording import plural, slot_name, turn_phase
 from hardware.cells import DEFAULT_CELL
 from planning.game.rules import VARIANT_NAMES, Scoring
@@ -78,6 +79,7 @@ def register(commands: argparse._SubParsersAction) -> None:
                       help="solo play: write every turn as JSON: the block taken, each probe "
                            "with its force trace, the time of each phase (rewritten as each turn "
                            "ends; written on Ctrl-C too)")
+    add_viewer_options(play)
     play.set_defaults(run=run_play)
 
 
@@ -166,6 +168,7 @@ def run_play(args: argparse.Namespace) -> int:
             write_report(args.report, result, playing=not (result.error or result.fell))
 
     sim = None
+    recorder = open_recorder(args)
     try:
         if args.serial:
             if set(cameras) != {c.name for c in cell.cameras}:
@@ -179,10 +182,17 @@ def run_play(args: argparse.Namespace) -> int:
         # A simulator sharing this computer with the controller can be paused for a few hundred
         # milliseconds when the machine is busy: give its link that much slack.
         with CellLink(cell, serial, cameras, stall_s=None if args.serial else SIM_STALL_S) as link:
-            play_solo(link, args.turns, on_turn=turn_done,
+            watched, on_turn = None, turn_done
+            if recorder is not None:
+                from controller.viewer.watch import watch_link, watch_player
+                watch = watch_link(recorder, link)
+                watched = lambda player: watch_player(watch, player)   # noqa: E731
+                on_turn = lambda report: (watch.turn_done(report), turn_done(report))  # noqa: E731
+            play_solo(link, args.turns, on_turn=on_turn,
                       on_phase=lambda phase, r: print(
                           f"  turn {r.number}: {turn_phase(phase, r)}", flush=True),
-                      on_note=lambda text: print(f"  {text}", flush=True), result=result)
+                      on_note=lambda text: print(f"  {text}", flush=True), result=result,
+                      watch=watched)
     except (CellLinkError, ArmError) as exc:
         raise CommandError(str(exc), EXIT_FAILED) from None
     except KeyboardInterrupt as exc:
@@ -195,6 +205,7 @@ def run_play(args: argparse.Namespace) -> int:
         _finish_solo(args, cell, result)
         return status
     finally:
+        close_recorder(recorder, args, result.wall_s)
         if sim is not None:
             sim.close()
     _finish_solo(args, cell, result)

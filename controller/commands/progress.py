@@ -1,34 +1,35 @@
-"""Progress for long commands, on stderr so stdout stays machine-readable."""
+"""Progress for long commands: a bar with the rate and an ETA (tqdm) on stderr, so stdout stays
+machine-readable; quiet when stderr is not a terminal (a log, a pipe, CI)."""
 
 from __future__ import annotations
 
 import sys
 
+from tqdm import tqdm
+
 
 class Progress:
-    """`Progress("checking")(done, total)` redraws one line on a terminal and prints a line per
-    tenth otherwise (logs)."""
+    """`Progress("checking")(done, total)`, called as work gets done: the bar appears with the
+    first call and closes when `done` reaches `total`."""
 
     def __init__(self, label: str, stream=None):
         self.label = label
         self.stream = stream or sys.stderr
-        self._tty = hasattr(self.stream, "isatty") and self.stream.isatty()
-        self._last_tenth = -1
+        self._bar: tqdm | None = None
 
     def __call__(self, done: int, total: int) -> None:
         if total <= 0:
             return
-        fraction = done / total
-        if self._tty:
-            width = 30
-            filled = int(width * fraction)
-            self.stream.write(f"\r{self.label} [{'#' * filled}{'.' * (width - filled)}] "
-                              f"{done}/{total}")
-            if done >= total:
-                self.stream.write("\n")
-        else:
-            tenth = int(fraction * 10)
-            if tenth != self._last_tenth:
-                self._last_tenth = tenth
-                self.stream.write(f"{self.label}: {done}/{total}\n")
-        self.stream.flush()
+        if self._bar is None or self._bar.total != total:
+            self.close()
+            # disable=None: no bar unless the stream is a terminal
+            self._bar = tqdm(total=total, desc=self.label, file=self.stream, disable=None,
+                             unit="step", dynamic_ncols=True, leave=True)
+        self._bar.update(done - self._bar.n)
+        if done >= total:
+            self.close()
+
+    def close(self) -> None:
+        if self._bar is not None:
+            self._bar.close()
+            self._bar = None

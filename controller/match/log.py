@@ -92,6 +92,8 @@ class MatchLog:
         self._file = file
         self._seq = len(events)
         self._lock = threading.Lock()
+        # told of every event once it is on the disk (the viewer)
+        self.listeners: list = []
 
     @staticmethod
     def check_free(path: str | os.PathLike) -> None:
@@ -147,7 +149,10 @@ class MatchLog:
                 raise MatchLogError(f"cannot write the match log {self.path}: {exc.strerror}; "
                                     f"the match stops so nothing goes unrecorded") from None
             self._seq += 1
-            return json.loads(line)
+            written = json.loads(line)
+        for listener in self.listeners:
+            listener(written)
+        return written
 
     def close(self) -> None:
         with self._lock:

@@ -54,6 +54,8 @@ class Player:
         # told at once of each block the turn gives up on (it jammed, could not be reached or
         # pulled), in words: a turn that ends in an error returns no report to read them from
         self.on_note: Callable[[str], None] | None = None
+        # told of each turn's looseness belief as it starts (the viewer colours the tower by it)
+        self.on_belief: Callable[[Look, LoosenessBelief], None] | None = None
 
     def play(self, number: int, blocks_moved: int = 0, watch_window: bool = True) -> TurnReport:
         """Play one turn. An error that ends it carries what was done so far as `.report`. With
@@ -99,6 +101,8 @@ class Turn:
             look = hands.look(blocks_moved)
         state = look.tower
         belief, report.recalled = self.player.belief(look)
+        if self.player.on_belief is not None:
+            self.player.on_belief(look, belief)
         while True:
             with clock(Phase.PROBE):
                 chosen = self._choose(look, belief)

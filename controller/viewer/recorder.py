@@ -1,0 +1,273 @@
+"""A recording of the robot at work in Rerun's format, to a file (`.rrd`), to a live viewer, or
+both. Everything is on one time line, `device_time` (the arm's clock, s). Entity paths are
+docs/viewer.md's (`paths` below). The telemetry comes from the link's reader thread at 250 Hz:
+it is kept in a buffer and sent in columns a few times a second, so that the reader thread
+spends microseconds on it, not a call into the recording per message."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Callable
+
+import cv2
+import numpy as np
+import rerun as rr
+
+from controller.viewer.analytics import viewer_analytics_off_unless_chosen
+from controller.viewer.scene import Boxes
+
+TIMELINE = "device_time"
+FLUSH_S = 0.25
+CAMERA_PERIOD_S = 0.5          # a camera frame each half second is enough to follow the game
+JPEG_QUALITY = 75
+
+
+class paths:
+    """The entity paths a layout can be built on (docs/viewer.md)."""
+    WRIST_FORCE = "arm/wrist_force"            # x, y, z, magnitude (N)
+    GUARD = "arm/guard_threshold"              # the active guard's threshold (N); a gap: none
+    JOINTS = "arm/joints"                      # one series per joint (rad)
+    GRIPPER = "arm/gripper_opening"            # m
+    CAMERAS = "cameras"                        # cameras/NAME, and cameras/NAME/markers
+    TOWER = "tower/blocks"                     # boxes where perception measured the blocks,
+                                               # by belief (the block being taken: yellow)
+    TARGET = "tower/placement"                 # the slot it goes to
+    PROBES = "probes"                          # probes/L.S: a probe's force along its push
+    EVENTS = "events"                          # phases, referee's calls, pauses, falls
+
+
+class RecorderError(RuntimeError):
+    """The recording or the viewer could not be started: the message says why."""
+
+
+def _costed(method):
+    """Counts the wall time a call takes into the recorder's cost, on the caller's thread (the
+    recorder's own thread is counted by its CPU time instead)."""
+    def costed(self, *args, **kwargs):
+        if threading.current_thread() is self._thread:
+            return method(self, *args, **kwargs)
+        start = time.perf_counter()
+        try:
+            return method(self, *args, **kwargs)
+        finally:
+            self._calls_s += time.perf_counter() - start
+    costed.__name__, costed.__doc__ = method.__name__, method.__doc__
+    return costed
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Recorder:
+    """`rrd`: a file to record to; `viewer`: show it live (a native viewer where there is a
+    display, else the web viewer served on 127.0.0.1, its address in `address`). `has_display`
+    and `announce` are for the caller (the command line): whether a window can open, and where
+    to say what was started."""
+
+    def __init__(self, rrd: Path | None = None, viewer: bool = False,
+                 has_display: bool = False, announce: Callable[[str], None] = print,
+                 application: str = "jenga-robot"):
+        if rrd is None and not viewer:
+            raise ValueError("a recording needs a file, a viewer or both")
+        self.address: str | None = None
+        self._viewer_process: subprocess.Popen | None = None
+        self.stream = rr.RecordingStream(application)
+        sinks = []
+        if viewer:
+            try:
+                announce(viewer_analytics_off_unless_chosen())
+            except RuntimeError as exc:
+                raise RecorderError(str(exc)) from None
+            sinks.append(self._start_viewer(has_display, announce))
+        if rrd is not None:
+            try:
+                Path(rrd).parent.mkdir(parents=True, exist_ok=True)
+                Path(rrd).touch()
+            except OSError as exc:
+                raise RecorderError(f"cannot write the recording {rrd}: {exc}") from None
+            sinks.append(rr.FileSink(str(rrd)))
+        self.stream.set_sinks(*sinks)
+        self._lock = threading.Lock()
+        self._telemetry: list[tuple[float, np.ndarray, np.ndarray, float]] = []
+        self._camera_last: dict[str, float] = {}
+        self._stop = threading.Event()
+        self._frames_source: Callable[[], dict] | None = None
+        # what recording cost: the recorder thread's CPU time, and the time the controller's
+        # threads spent in its calls (docs/benchmarks.md compares it with a game's wall time)
+        self._thread_cpu_s = 0.0
+        self._calls_s = 0.0
+        self._thread = threading.Thread(target=self._run, name="recorder", daemon=True)
+        self._thread.start()
+
+    # --- the viewer ---------------------------------------------------------------------------
+
+    def _start_viewer(self, has_display: bool, announce: Callable[[str], None]):
+        """The viewer as a process of its own (Rerun's), bound to 127.0.0.1, that this
+        recording streams to."""
+        port = _free_port()
+        command = [sys.executable, "-m", "rerun_cli", "--bind", "127.0.0.1", "--port", str(port),
+                   "--expect-data-soon"]
+        if not has_display:
+            web_port = _free_port()
+            command += ["--serve-web", "--web-viewer-port", str(web_port)]
+        self._viewer_process = subprocess.Popen(command, stdin=subprocess.DEVNULL,
+                                                stdout=subprocess.DEVNULL,
+                                                stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 20.0
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+                break
+            except OSError:
+                if self._viewer_process.poll() is not None or time.monotonic() > deadline:
+                    self._stop_viewer()
+                    raise RecorderError("the Rerun viewer did not start (python -m rerun_cli "
+                                        "--help checks the rerun-sdk install)") from None
+                time.sleep(0.1)
+        if has_display:
+            announce("viewer: the Rerun viewer opens in its own window")
+        else:
+            self.address = f"http://127.0.0.1:{web_port}/?url=rerun%2Bhttp%3A%2F%2F127.0.0.1%3A{port}%2Fproxy"
+            announce(f"viewer: {self.address}")
+        return rr.GrpcSink(f"rerun+http://127.0.0.1:{port}/proxy")
+
+    def _stop_viewer(self) -> None:
+        if self._viewer_process is not None and self._viewer_process.poll() is None:
+            self._viewer_process.terminate()
+            try:
+                self._viewer_process.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                self._viewer_process.kill()
+        self._viewer_process = None
+
+    # --- what is recorded ---------------------------------------------------------------------
+
+    def telemetry(self, message) -> None:
+        """One telemetry message (firmware_bridge.messages.Telemetry): from the reader thread."""
+        with self._lock:
+            self._telemetry.append((message.device_time, np.asarray(message.wrench[:3], float),
+                                    np.asarray(message.q, float), float(message.gripper_width_m)))
+
+    def frames_from(self, source: Callable[[], dict]) -> None:
+        """Where the cameras' newest frames are (name: perception.sources.Frame or None): the
+        recorder takes one from each every CAMERA_PERIOD_S of device time."""
+        self._frames_source = source
+
+    @_costed
+    def camera(self, frame, markers: list | None = None) -> None:
+        """A camera frame (perception.sources.Frame), and the marker sightings found in it."""
+        name = frame.camera
+        self._camera_last[name] = frame.time
+        ok, jpeg = cv2.imencode(".jpg", cv2.cvtColor(frame.image, cv2.COLOR_RGB2BGR),
+                                [cv2.IMWRITE_JPEG_QUALITY, JPEG_QUALITY])
+        if not ok:
+            return
+        path = f"{paths.CAMERAS}/{name}"
+        self.stream.set_time(TIMELINE, duration=frame.time)
+        self.stream.log(path, rr.EncodedImage(contents=jpeg.tobytes(), media_type="image/jpeg"))
+        if markers is not None:
+            centres = np.array([s.centre for s in markers], float).reshape(-1, 2)
+            self.stream.log(f"{path}/markers", rr.Points2D(
+                centres, radii=3.0, labels=[str(s.marker) for s in markers],
+                colors=(255, 80, 200)))
+
+    @_costed
+    def guard(self, device_time: float, threshold_n: float | None) -> None:
+        self.stream.set_time(TIMELINE, duration=device_time)
+        value = np.nan if threshold_n is None else threshold_n
+        self.stream.log(paths.GUARD, rr.Scalars(value))
+
+    @_costed
+    def boxes(self, path: str, device_time: float, boxes: Boxes | None) -> None:
+        """Boxes at `path` from `device_time` on; None clears them."""
+        self.stream.set_time(TIMELINE, duration=device_time)
+        if boxes is None or not len(boxes):
+            self.stream.log(path, rr.Clear(recursive=False))
+            return
+        self.stream.log(path, rr.Boxes3D(centers=boxes.centres, half_sizes=boxes.half_sizes,
+                                         quaternions=boxes.quaternions(), colors=boxes.colours,
+                                         labels=boxes.labels, fill_mode="solid"))
+
+    @_costed
+    def probe(self, name: str, trace: list[tuple[float, float]], verdict: str,
+              device_time: float) -> None:
+        """A probe's force along its push (device time, N), and its verdict as an event."""
+        if trace:
+            times, forces = zip(*trace)
+            self.stream.send_columns(f"{paths.PROBES}/{name}",
+                                     indexes=[rr.TimeColumn(TIMELINE, duration=np.array(times))],
+                                     columns=rr.Scalars.columns(scalars=np.array(forces)))
+        self.event(device_time, f"probe {name}: {verdict}")
+
+    @_costed
+    def event(self, device_time: float, text: str, level: str = "INFO") -> None:
+        self.stream.set_time(TIMELINE, duration=device_time)
+        self.stream.log(paths.EVENTS, rr.TextLog(text, level=level))
+
+    # --- the background work ------------------------------------------------------------------
+
+    @property
+    def cost_s(self) -> float:
+        """Seconds of the controller's time the recording took so far."""
+        return self._thread_cpu_s + self._calls_s
+
+    def _run(self) -> None:
+        while not self._stop.wait(FLUSH_S):
+            self._flush_telemetry()
+            self._take_frames()
+            self._thread_cpu_s = time.thread_time()
+
+    def _take_frames(self) -> None:
+        if self._frames_source is None:
+            return
+        try:
+            frames = self._frames_source()
+        except Exception:                 # a camera that went away: the game says so, not this
+            return
+        for frame in frames.values():
+            if frame is not None and frame.time >= self._camera_last.get(frame.camera, -1e9) \
+                    + CAMERA_PERIOD_S:
+                self.camera(frame)
+
+    def _flush_telemetry(self) -> None:
+        with self._lock:
+            samples, self._telemetry = self._telemetry, []
+        if not samples:
+            return
+        times = np.array([s[0] for s in samples])
+        force = np.array([s[1] for s in samples])
+        index = [rr.TimeColumn(TIMELINE, duration=times)]
+        self.stream.send_columns(paths.WRIST_FORCE, indexes=index, columns=rr.Scalars.columns(
+            scalars=np.column_stack([force, np.linalg.norm(force, axis=1)])))
+        joints = [s[2] for s in samples]
+        if all(len(q) == len(joints[0]) for q in joints) and len(joints[0]):
+            self.stream.send_columns(paths.JOINTS, indexes=index,
+                                     columns=rr.Scalars.columns(scalars=np.array(joints)))
+        self.stream.send_columns(paths.GRIPPER, indexes=index, columns=rr.Scalars.columns(
+            scalars=np.array([s[3] for s in samples])))
+
+    def close(self) -> None:
+        """Everything kept is written; the viewer (a web one) stops with the recording, a window
+        stays open for the user to close."""
+        self._stop.set()
+        self._thread.join(timeout=5.0)
+        self._flush_telemetry()
+        self.stream.flush()
+        self.stream.disconnect()
+        if self.address is not None:
+            self._stop_viewer()
+
+    def __enter__(self) -> Recorder:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+

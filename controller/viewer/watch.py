@@ -1,0 +1,129 @@
+"""A recorder hooked to the robot at play: the arm's telemetry and guards, the cameras, every look
+perception takes, the turn's belief, its probes, phases and notes. The same hooks whatever the
+cell is, real or simulated."""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from controller.cell_link import CellLink
+from controller.turn.procedure import Player
+from controller.turn.report import ProbeRecord, TurnReport
+from controller.viewer.recorder import Recorder, paths
+from controller.viewer.scene import slot_box, tower_boxes
+from planning.game.geometry import TowerGeometry
+from planning.stability import BlockDims
+
+
+def _then(first: Callable | None, second: Callable) -> Callable:
+    """`second` after whatever was hooked there before."""
+    if first is None:
+        return second
+
+    def both(*args):
+        first(*args)
+        second(*args)
+    return both
+
+
+class Watch:
+    """What the recorder is told, kept between looks: the latest observation and belief."""
+
+    def __init__(self, recorder: Recorder, link: CellLink):
+        self.recorder, self.link = recorder, link
+        self.dims = BlockDims.of(link.cell.blocks)
+        self.geometry = TowerGeometry.from_cell(link.cell)
+        self.observation = None
+        self.p_loose: dict = {}
+        self.chosen = None
+
+    def now(self) -> float:
+        return self.link.arm.device_time()
+
+    def observed(self, frames, result) -> None:
+        for name, frame in frames.items():
+            self.recorder.camera(frame, result.sightings.get(name))
+        obs = result.observation
+        if obs.fell or not obs.blocks:
+            if obs.fell:
+                self.recorder.event(obs.time, "the cameras see the tower fallen", "WARN")
+            return
+        self.observation = obs
+        self._tower(obs.time)
+
+    def _tower(self, time: float) -> None:
+        self.recorder.boxes(paths.TOWER, time, tower_boxes(self.observation, self.dims,
+                                                            self.p_loose, self.chosen))
+
+    def belief(self, look, belief) -> None:
+        self.p_loose = dict(belief.p_loose)
+        self.chosen = None
+        if self.observation is not None:
+            self._tower(self.now())
+
+    def probe(self, record: ProbeRecord) -> None:
+        slot = (record.layer, record.slot)
+        self.p_loose[slot] = record.p_loose
+        verdict = (f"peak {record.peak_force_n:.2f} N under a {record.threshold_n:.2f} N guard, "
+                   f"moved {record.travel_mm:.1f} mm: p_loose {record.p_loose:.2f}")
+        self.recorder.probe(f"{record.layer}.{record.slot}", record.trace, verdict, self.now())
+        if self.observation is not None:
+            self._tower(self.now())
+
+    def phase(self, name: str, report: TurnReport) -> None:
+        now = self.now()
+        self.recorder.event(now, f"turn {report.number}: {name}")
+        if report.source is not None and report.target is not None and self.chosen is None:
+            self.chosen = report.source
+            if self.observation is not None:
+                self._tower(now)
+                self.recorder.boxes(paths.TARGET, now, slot_box(
+                    self.geometry, self.observation.pose, self.dims, report.target,
+                    f"block {report.block} goes to {report.target[0]}.{report.target[1]}"))
+
+    def turn_done(self, report: TurnReport) -> None:
+        now = self.now()
+        self.chosen = None
+        self.recorder.boxes(paths.TARGET, now, None)
+        if report.fell:
+            self.recorder.event(now, f"turn {report.number}: the tower fell", "ERROR")
+        elif report.error:
+            self.recorder.event(now, f"turn {report.number}: {report.error}", "WARN")
+        else:
+            self.recorder.event(now, f"turn {report.number} done: {report.stories} stories")
+
+    def note(self, text: str) -> None:
+        self.recorder.event(self.now(), text, "WARN")
+
+    def logged(self, record: dict) -> None:
+        """A match log's event (controller/match/log.py): the referee's calls, safety pauses,
+        falls, turns begun and ended, as text on the time line."""
+        kind = record.get("event", "")
+        if kind in ("clock", "match"):
+            return
+        details = ", ".join(f"{k} {v}" for k, v in record.items()
+                            if k not in ("seq", "event", "wall", "tower", "standings", "config"))
+        level = {"fall": "ERROR", "violation": "WARN", "note": "INFO"}.get(kind, "INFO")
+        if kind == "turn_end":
+            self.chosen = None
+            self.recorder.boxes(paths.TARGET, self.now(), None)
+        self.recorder.event(self.now(), f"{kind}: {details}" if details else kind, level)
+
+
+def watch_link(recorder: Recorder, link: CellLink) -> Watch:
+    """The arm and the cameras: telemetry, guards, a frame a camera each half second, and every
+    look perception takes. Call it with the link open."""
+    watch = Watch(recorder, link)
+    link.arm.on_telemetry(recorder.telemetry)
+    link.arm.on_guard(lambda threshold: recorder.guard(watch.now(), threshold))
+    recorder.frames_from(lambda: {name: source.latest() for name, source in link.cameras.items()})
+    link.on_observed.append(watch.observed)
+    return watch
+
+
+def watch_player(watch: Watch, player: Player) -> None:
+    """The robot's turns: its belief, probes, phases and the blocks it gives up on."""
+    player.on_belief = _then(player.on_belief, watch.belief)
+    player.on_probe = _then(player.on_probe, watch.probe)
+    player.on_phase = _then(player.on_phase, watch.phase)
+    player.on_note = _then(player.on_note, watch.note)

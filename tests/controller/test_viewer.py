@@ -1,0 +1,128 @@
+"""The viewer's pieces: the tower as boxes (pure), the recorder's file and its web viewer on
+127.0.0.1, Rerun's usage analytics left off unless the user chose, and `--rrd` refused before a
+game when it cannot be written. A whole recorded turn is tests/hardware/test_robot_turns_hil.py."""
+
+import json
+import urllib.request
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from controller.viewer.analytics import rerun_config_file, viewer_analytics_off_unless_chosen
+from controller.viewer.recorder import Recorder, RecorderError, paths
+from controller.viewer.scene import (CHOSEN, LOOSE, TIGHT, UNKNOWN, belief_colour, slot_box,
+                                     tower_boxes)
+from perception.observation import TowerObservation
+from perception.tower_estimator import BlockObservation
+from planning.game.geometry import TowerGeometry, TowerPose
+from planning.stability import BlockDims
+from tests.recordings import read_recording, scalars, texts
+from tests.run_cli import jenga_robot
+
+DIMS = BlockDims(0.075, 0.025, 0.015, 0.0135)
+POSE = TowerPose(0.5, 0.1, np.pi / 6, 0.015)
+
+
+def observation(blocks):
+    return TowerObservation(1.0, POSE, 0.0, 0.1, blocks, {})
+
+
+def block(layer, slot, position, yaw_deg=0.0, number=7):
+    return BlockObservation(number, layer, slot, 0, position, yaw_deg, 0.0, ("left",))
+
+
+def test_the_belief_runs_from_red_for_tight_to_green_for_loose():
+    assert belief_colour(None) == UNKNOWN
+    assert belief_colour(0.0) == TIGHT and belief_colour(1.0) == LOOSE
+    assert belief_colour(-3) == TIGHT and belief_colour(7) == LOOSE
+    middle = belief_colour(0.5)
+    assert all(min(t, l) <= m <= max(t, l) for t, l, m in zip(TIGHT, LOOSE, middle))
+
+
+def test_blocks_are_boxes_where_perception_measured_them_turned_with_their_layer():
+    seen = [block(2, 0, (0.0, -0.025, 0.0225), yaw_deg=3.0), block(1, 1, (0.004, 0.0, 0.0075))]
+    boxes = tower_boxes(observation(seen), DIMS, {(1, 1): 0.9}, chosen=(2, 0))
+    assert boxes.slots == [(1, 1), (2, 0)]                     # bottom up
+    assert np.allclose(boxes.centres, POSE.to_world(np.array([[0.004, 0.0, 0.0075],
+                                                              [0.0, -0.025, 0.0225]])))
+    assert np.allclose(boxes.half_sizes[0], [0.0375, 0.0125, 0.0075])
+    # odd layers lie along the tower's x, even ones along its y; a block's own turn adds
+    assert boxes.yaws[0] == pytest.approx(POSE.yaw)
+    assert boxes.yaws[1] == pytest.approx(POSE.yaw + np.pi / 2 + np.radians(3.0))
+    assert tuple(boxes.colours[0]) == belief_colour(0.9) and tuple(boxes.colours[1]) == CHOSEN
+    assert "p_loose 0.90" in boxes.labels[0] and "2.0 block 7" in boxes.labels[1]
+    q = boxes.quaternions()
+    assert np.allclose(np.linalg.norm(q, axis=1), 1.0) and np.allclose(q[:, :2], 0.0)
+
+
+def test_the_placement_slot_is_the_nominal_slot_on_the_measured_tower(default_cell):
+    geometry = TowerGeometry.from_cell(default_cell)
+    box = slot_box(geometry, POSE, DIMS, (19, 2), "goes there")
+    expected = POSE.to_world(geometry.measured(POSE).slot_centre(19, 2, pitch=POSE.pitch))
+    assert np.allclose(box.centres, expected) and box.labels == ["goes there"]
+    assert box.yaws[0] == pytest.approx(POSE.yaw)               # layer 19 lies along x
+
+
+def telemetry(t, wrench, q=(0.1,) * 6, width=0.02):
+    return SimpleNamespace(device_time=t, wrench=wrench, q=q, gripper_width_m=width)
+
+
+def test_a_recording_holds_the_force_guards_boxes_probes_and_events(tmp_path):
+    rrd = tmp_path / "out" / "game.rrd"
+    with Recorder(rrd) as recorder:
+        for k in range(500):
+            recorder.telemetry(telemetry(k * 0.004, (0.0, 3.0, 4.0, 0, 0, 0)))
+        recorder.guard(0.5, 0.25)
+        recorder.guard(0.9, None)
+        recorder.boxes(paths.TOWER, 0.1, tower_boxes(observation([block(1, 1, (0, 0, 0.0075))]),
+                                                     DIMS))
+        recorder.probe("7.1", [(1.0, 0.1), (1.004, 0.3)], "loose", 1.01)
+        recorder.event(1.5, "turn 1: place")
+    entities = read_recording(rrd)
+    force = entities["/" + paths.WRIST_FORCE]
+    assert force.rows == 500 and np.allclose(scalars(force)[0], [0, 3, 4, 5])
+    assert force.rows / force.span_s == pytest.approx(250, rel=0.01)
+    guard = scalars(entities["/" + paths.GUARD])
+    assert guard[0][0] == 0.25 and np.isnan(guard[1][0])
+    assert len(entities["/" + paths.TOWER].columns["Boxes3D:centers"][0]) == 1
+    assert entities[f"/{paths.PROBES}/7.1"].rows == 2
+    assert texts(entities["/" + paths.EVENTS]) == ["probe 7.1: loose", "turn 1: place"]
+
+
+def test_a_recording_that_cannot_be_written_says_so(tmp_path):
+    (tmp_path / "file").write_text("")
+    with pytest.raises(RecorderError, match="cannot write the recording"):
+        Recorder(tmp_path / "file" / "game.rrd")
+
+
+def test_the_analytics_are_turned_off_only_where_the_user_never_chose(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path))
+    assert "are off" in viewer_analytics_off_unless_chosen()
+    assert json.loads(rerun_config_file().read_text())["analytics_enabled"] is False
+    chosen = {"analytics_enabled": True, "analytics_id": "x"}
+    rerun_config_file().write_text(json.dumps(chosen))
+    assert "as you set them" in viewer_analytics_off_unless_chosen()
+    assert json.loads(rerun_config_file().read_text()) == chosen
+
+
+def test_the_web_viewer_is_served_on_the_loopback_address_only(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path))
+    said = []
+    with Recorder(tmp_path / "live.rrd", viewer=True, has_display=False,
+                  announce=said.append) as recorder:
+        assert recorder.address.startswith("http://127.0.0.1:")
+        assert any(line == f"viewer: {recorder.address}" for line in said)
+        with urllib.request.urlopen(recorder.address, timeout=10) as page:
+            assert page.status == 200
+        recorder.event(0.0, "hello")
+        process = recorder._viewer_process
+    assert process.poll() is not None          # a web viewer stops with its recording
+    assert read_recording(tmp_path / "live.rrd")["/" + paths.EVENTS].rows == 1
+
+
+def test_play_refuses_a_recording_it_cannot_write_before_the_game(tmp_path):
+    (tmp_path / "file").write_text("")
+    run = jenga_robot("play", "--solo", "--rrd", str(tmp_path / "file" / "game.rrd"))
+    assert run.returncode == 2 and "cannot write the recording" in run.stderr
+    assert "starting the simulated cell" not in run.stdout
