@@ -14,7 +14,7 @@ import rerun as rr
 @dataclass
 class Entity:
     rows: int = 0
-    times: list[float] = field(default_factory=list)        # device time, s
+    times: list[float] = field(default_factory=list)        # device (or match) time, s
     columns: dict[str, list] = field(default_factory=lambda: defaultdict(list))
 
     @property
@@ -30,8 +30,9 @@ def read_recording(path: Path) -> dict[str, Entity]:
         entity = entities[chunk.entity_path]
         entity.rows += chunk.num_rows
         names = batch.schema.names
-        if "device_time" in names:
-            entity.times += list(batch.column("device_time").cast("int64").to_numpy() / 1e9)
+        timeline = next((t for t in ("device_time", "match_time") if t in names), None)
+        if timeline is not None:
+            entity.times += list(batch.column(timeline).cast("int64").to_numpy() / 1e9)
         for name in names:
             if ":" in name:
                 entity.columns[name] += batch.column(name).to_pylist()

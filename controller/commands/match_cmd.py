@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from controller.commands.cell_cmd import load
 from controller.commands.common import EXIT_FAILED, CommandError, interruption
 from controller.commands.viewing import close_recorder, open_recorder
+from controller.viewer.video import CameraVideos, free_name
 from controller.wording import plural
 from planning.game.rules import MatchConfig, RuleOptions, Scoring
 
@@ -147,7 +148,9 @@ def run_match(args: argparse.Namespace) -> int:
     cameras = dict(item.split("=", 1) for item in args.camera if "=" in item)
     sim = None
     status = EXIT_FAILED
-    recorder = open_recorder(args)
+    # a match is recorded in its report folder, beside its log, and filmed there (docs/viewer.md)
+    folder = setup.log_path.parent
+    recorder = open_recorder(args, default_rrd=free_name(folder, "match", ".rrd"))
     try:
         if args.serial:
             serial = args.serial
@@ -172,7 +175,12 @@ def run_match(args: argparse.Namespace) -> int:
                 watch = watch_link(recorder, link)
                 watch_player(watch, runner.robot)
                 log.listeners.append(watch.logged)
-            winner = runner.run()
+            videos = CameraVideos(link.cameras, folder)
+            try:
+                winner = runner.run()
+            finally:                       # finished while the cameras are still open
+                for line in videos.close():
+                    print(line, flush=True)
             status = 0 if winner is not None else EXIT_FAILED
     except (CellLinkError, ArmError, MatchError, OpponentError, MatchLogError) as exc:
         if setup.log is None:

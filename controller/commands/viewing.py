@@ -23,8 +23,11 @@ def has_display() -> bool:
     return bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
 
 
-def open_recorder(args: argparse.Namespace):
-    """The recorder `--viewer` and `--rrd` ask for, or None; CommandError if it cannot start."""
+def open_recorder(args: argparse.Namespace, default_rrd: Path | None = None):
+    """The recorder `--viewer` and `--rrd` ask for (a match records to `default_rrd` unless
+    told otherwise), or None; CommandError if it cannot start."""
+    if default_rrd is not None and not args.rrd:
+        args.rrd = str(default_rrd)
     if not (args.viewer or args.rrd):
         return None
     from controller.viewer.recorder import Recorder, RecorderError

@@ -182,7 +182,10 @@ class MatchRunner(PersonTurns):
                    source=list(report.source), target=list(report.target), block=report.block,
                    probes=len(report.probes), phases_s=report.phases_s,
                    moves=[m | {"start_s": self._match_t(m["start_s"]),
-                               "end_s": self._match_t(m["end_s"])} for m in report.moves])
+                               "end_s": self._match_t(m["end_s"])} for m in report.moves],
+                   # the drawn block's drag, at the telemetry rate, for a recording made later
+                   pull_trace=[[round(self._match_t(t), 4), round(f, 4)]
+                               for t, f in report.pull_trace])
         self.say(f"robot took {slot_name(*report.source)} -> "
                  f"{slot_name(*report.target)} ({plural(probes, 'probe')}, "
                  f"{report.duration_s:.0f} s)")

@@ -38,6 +38,7 @@ class paths:
                                                # by belief (the block being taken: yellow)
     TARGET = "tower/placement"                 # the slot it goes to
     PROBES = "probes"                          # probes/L.S: a probe's force along its push
+    PULLS = "pulls"                            # pulls/L.S: the drawn block's drag (match logs)
     EVENTS = "events"                          # phases, referee's calls, pauses, falls
 
 
@@ -74,10 +75,12 @@ class Recorder:
 
     def __init__(self, rrd: Path | None = None, viewer: bool = False,
                  has_display: bool = False, announce: Callable[[str], None] = print,
-                 application: str = "jenga-robot"):
+                 application: str = "jenga-robot", timeline: str = TIMELINE):
         if rrd is None and not viewer:
             raise ValueError("a recording needs a file, a viewer or both")
         self.address: str | None = None
+        self.say = announce
+        self.timeline = timeline
         self._viewer_process: subprocess.Popen | None = None
         self.stream = rr.RecordingStream(application)
         sinks = []
@@ -151,10 +154,11 @@ class Recorder:
     # --- what is recorded ---------------------------------------------------------------------
 
     def telemetry(self, message) -> None:
-        """One telemetry message (firmware_bridge.messages.Telemetry): from the reader thread."""
+        """One telemetry message (firmware_bridge.messages.Telemetry): from the link's reader
+        thread, which must not wait or fail here, so it only keeps the numbers."""
         with self._lock:
-            self._telemetry.append((message.device_time, np.asarray(message.wrench[:3], float),
-                                    np.asarray(message.q, float), float(message.gripper_width_m)))
+            self._telemetry.append((message.device_time, message.wrench[:3], message.q,
+                                    message.gripper_width_m))
 
     def frames_from(self, source: Callable[[], dict]) -> None:
         """Where the cameras' newest frames are (name: perception.sources.Frame or None): the
@@ -171,7 +175,7 @@ class Recorder:
         if not ok:
             return
         path = f"{paths.CAMERAS}/{name}"
-        self.stream.set_time(TIMELINE, duration=frame.time)
+        self.stream.set_time(self.timeline, duration=frame.time)
         self.stream.log(path, rr.EncodedImage(contents=jpeg.tobytes(), media_type="image/jpeg"))
         if markers is not None:
             centres = np.array([s.centre for s in markers], float).reshape(-1, 2)
@@ -181,14 +185,14 @@ class Recorder:
 
     @_costed
     def guard(self, device_time: float, threshold_n: float | None) -> None:
-        self.stream.set_time(TIMELINE, duration=device_time)
+        self.stream.set_time(self.timeline, duration=device_time)
         value = np.nan if threshold_n is None else threshold_n
         self.stream.log(paths.GUARD, rr.Scalars(value))
 
     @_costed
     def boxes(self, path: str, device_time: float, boxes: Boxes | None) -> None:
         """Boxes at `path` from `device_time` on; None clears them."""
-        self.stream.set_time(TIMELINE, duration=device_time)
+        self.stream.set_time(self.timeline, duration=device_time)
         if boxes is None or not len(boxes):
             self.stream.log(path, rr.Clear(recursive=False))
             return
@@ -200,16 +204,21 @@ class Recorder:
     def probe(self, name: str, trace: list[tuple[float, float]], verdict: str,
               device_time: float) -> None:
         """A probe's force along its push (device time, N), and its verdict as an event."""
-        if trace:
-            times, forces = zip(*trace)
-            self.stream.send_columns(f"{paths.PROBES}/{name}",
-                                     indexes=[rr.TimeColumn(TIMELINE, duration=np.array(times))],
-                                     columns=rr.Scalars.columns(scalars=np.array(forces)))
+        self.series(f"{paths.PROBES}/{name}", trace)
         self.event(device_time, f"probe {name}: {verdict}")
 
     @_costed
+    def series(self, path: str, trace: list[tuple[float, float]]) -> None:
+        """A force along the time line: (time, N) pairs."""
+        if trace:
+            times, forces = zip(*trace)
+            self.stream.send_columns(path, indexes=[rr.TimeColumn(
+                self.timeline, duration=np.array(times, float))],
+                columns=rr.Scalars.columns(scalars=np.array(forces, float)))
+
+    @_costed
     def event(self, device_time: float, text: str, level: str = "INFO") -> None:
-        self.stream.set_time(TIMELINE, duration=device_time)
+        self.stream.set_time(self.timeline, duration=device_time)
         self.stream.log(paths.EVENTS, rr.TextLog(text, level=level))
 
     # --- the background work ------------------------------------------------------------------
@@ -221,9 +230,15 @@ class Recorder:
 
     def _run(self) -> None:
         while not self._stop.wait(FLUSH_S):
-            self._flush_telemetry()
-            self._take_frames()
-            self._thread_cpu_s = time.thread_time()
+            try:
+                self._flush_telemetry()
+                self._take_frames()
+            except Exception as exc:      # noqa: BLE001 - the recording stops, not the robot
+                self.say(f"viewer: recording stopped ({type(exc).__name__}: {exc}); the game "
+                         f"goes on")
+                return
+            finally:
+                self._thread_cpu_s = time.thread_time()
 
     def _take_frames(self) -> None:
         if self._frames_source is None:
@@ -242,17 +257,17 @@ class Recorder:
             samples, self._telemetry = self._telemetry, []
         if not samples:
             return
-        times = np.array([s[0] for s in samples])
-        force = np.array([s[1] for s in samples])
-        index = [rr.TimeColumn(TIMELINE, duration=times)]
+        times = np.array([s[0] for s in samples], float)
+        force = np.array([s[1] for s in samples], float)
+        index = [rr.TimeColumn(self.timeline, duration=times)]
         self.stream.send_columns(paths.WRIST_FORCE, indexes=index, columns=rr.Scalars.columns(
             scalars=np.column_stack([force, np.linalg.norm(force, axis=1)])))
         joints = [s[2] for s in samples]
         if all(len(q) == len(joints[0]) for q in joints) and len(joints[0]):
             self.stream.send_columns(paths.JOINTS, indexes=index,
-                                     columns=rr.Scalars.columns(scalars=np.array(joints)))
+                                     columns=rr.Scalars.columns(scalars=np.array(joints, float)))
         self.stream.send_columns(paths.GRIPPER, indexes=index, columns=rr.Scalars.columns(
-            scalars=np.array([s[3] for s in samples])))
+            scalars=np.array([s[3] for s in samples], float)))
 
     def close(self) -> None:
         """Everything kept is written; the viewer (a web one) stops with the recording, a window

@@ -10,7 +10,7 @@ import numpy as np
 
 from perception.observation import TowerObservation
 from planning.game.geometry import TowerGeometry, TowerPose
-from planning.game.tower import layer_axis
+from planning.game.tower import TowerState, layer_axis
 from planning.stability import BlockDims
 
 Slot = tuple[int, int]
@@ -86,3 +86,19 @@ def slot_box(geometry: TowerGeometry, pose: TowerPose, dims: BlockDims, slot: Sl
     return Boxes(centre.reshape(1, 3),
                  np.array([[dims.length / 2, dims.width / 2, dims.height / 2]]),
                  np.array([_along(slot[0], pose)]), np.array([TARGET], np.uint8), [label], [slot])
+
+
+def nominal_boxes(state: TowerState, geometry: TowerGeometry, dims: BlockDims) -> Boxes:
+    """Every block of `state` at its slot's nominal place in the cell (for a tower known only by
+    which slots are full, as a match log keeps it)."""
+    slots = sorted(state.blocks())
+    centres, yaws = [], []
+    for layer, slot in slots:
+        pose = geometry.block_pose(layer, slot)
+        centres.append(pose.t)
+        yaws.append(float(np.arctan2(pose.R[1, 0], pose.R[0, 0])))
+    n = len(slots)
+    return Boxes(np.array(centres, float).reshape(n, 3),
+                 np.tile([dims.length / 2, dims.width / 2, dims.height / 2], (n, 1)),
+                 np.array(yaws, float), np.array([UNKNOWN] * n, np.uint8).reshape(n, 4),
+                 [f"{layer}.{slot}" for layer, slot in slots], slots)

@@ -9,6 +9,7 @@ from typing import Callable
 from controller.cell_link import CellLink
 from controller.turn.procedure import Player
 from controller.turn.report import ProbeRecord, TurnReport
+from controller.viewer.from_log import describe_event
 from controller.viewer.recorder import Recorder, paths
 from controller.viewer.scene import slot_box, tower_boxes
 from planning.game.geometry import TowerGeometry
@@ -26,6 +27,22 @@ def _then(first: Callable | None, second: Callable) -> Callable:
     return both
 
 
+def _harmless(method):
+    """A viewer never stops the robot: an error in recording (a full disk, a viewer gone, a link
+    that stopped answering a time) ends the recording, says so once, and the game goes on."""
+    def guarded(self, *args):
+        if self.failed is not None:
+            return None
+        try:
+            return method(self, *args)
+        except Exception as exc:          # noqa: BLE001 - whatever it is, the robot plays on
+            self.failed = f"{type(exc).__name__}: {exc}"
+            self.recorder.say(f"viewer: recording stopped ({self.failed}); the game goes on")
+            return None
+    guarded.__name__, guarded.__doc__ = method.__name__, method.__doc__
+    return guarded
+
+
 class Watch:
     """What the recorder is told, kept between looks: the latest observation and belief."""
 
@@ -36,10 +53,12 @@ class Watch:
         self.observation = None
         self.p_loose: dict = {}
         self.chosen = None
+        self.failed: str | None = None
 
     def now(self) -> float:
         return self.link.arm.device_time()
 
+    @_harmless
     def observed(self, frames, result) -> None:
         for name, frame in frames.items():
             self.recorder.camera(frame, result.sightings.get(name))
@@ -51,16 +70,22 @@ class Watch:
         self.observation = obs
         self._tower(obs.time)
 
+    @_harmless
+    def guard(self, threshold_n: float | None) -> None:
+        self.recorder.guard(self.now(), threshold_n)
+
     def _tower(self, time: float) -> None:
         self.recorder.boxes(paths.TOWER, time, tower_boxes(self.observation, self.dims,
                                                             self.p_loose, self.chosen))
 
+    @_harmless
     def belief(self, look, belief) -> None:
         self.p_loose = dict(belief.p_loose)
         self.chosen = None
         if self.observation is not None:
             self._tower(self.now())
 
+    @_harmless
     def probe(self, record: ProbeRecord) -> None:
         slot = (record.layer, record.slot)
         self.p_loose[slot] = record.p_loose
@@ -70,6 +95,7 @@ class Watch:
         if self.observation is not None:
             self._tower(self.now())
 
+    @_harmless
     def phase(self, name: str, report: TurnReport) -> None:
         now = self.now()
         self.recorder.event(now, f"turn {report.number}: {name}")
@@ -81,6 +107,7 @@ class Watch:
                     self.geometry, self.observation.pose, self.dims, report.target,
                     f"block {report.block} goes to {report.target[0]}.{report.target[1]}"))
 
+    @_harmless
     def turn_done(self, report: TurnReport) -> None:
         now = self.now()
         self.chosen = None
@@ -92,22 +119,20 @@ class Watch:
         else:
             self.recorder.event(now, f"turn {report.number} done: {report.stories} stories")
 
+    @_harmless
     def note(self, text: str) -> None:
         self.recorder.event(self.now(), text, "WARN")
 
+    @_harmless
     def logged(self, record: dict) -> None:
         """A match log's event (controller/match/log.py): the referee's calls, safety pauses,
         falls, turns begun and ended, as text on the time line."""
-        kind = record.get("event", "")
-        if kind in ("clock", "match"):
-            return
-        details = ", ".join(f"{k} {v}" for k, v in record.items()
-                            if k not in ("seq", "event", "wall", "tower", "standings", "config"))
-        level = {"fall": "ERROR", "violation": "WARN", "note": "INFO"}.get(kind, "INFO")
-        if kind == "turn_end":
+        if record.get("event") == "turn_end":
             self.chosen = None
             self.recorder.boxes(paths.TARGET, self.now(), None)
-        self.recorder.event(self.now(), f"{kind}: {details}" if details else kind, level)
+        said = describe_event(record)
+        if said is not None:
+            self.recorder.event(self.now(), *said)
 
 
 def watch_link(recorder: Recorder, link: CellLink) -> Watch:
@@ -115,7 +140,7 @@ def watch_link(recorder: Recorder, link: CellLink) -> Watch:
     look perception takes. Call it with the link open."""
     watch = Watch(recorder, link)
     link.arm.on_telemetry(recorder.telemetry)
-    link.arm.on_guard(lambda threshold: recorder.guard(watch.now(), threshold))
+    link.arm.on_guard(watch.guard)
     recorder.frames_from(lambda: {name: source.latest() for name, source in link.cameras.items()})
     link.on_observed.append(watch.observed)
     return watch

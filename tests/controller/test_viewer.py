@@ -126,3 +126,63 @@ def test_play_refuses_a_recording_it_cannot_write_before_the_game(tmp_path):
     run = jenga_robot("play", "--solo", "--rrd", str(tmp_path / "file" / "game.rrd"))
     assert run.returncode == 2 and "cannot write the recording" in run.stderr
     assert "starting the simulated cell" not in run.stdout
+
+
+def test_a_recording_that_fails_stops_itself_and_never_the_robot(default_cell):
+    from controller.turn.report import TurnReport
+    from controller.viewer.watch import Watch
+
+    said = []
+
+    class Broken:
+        say = said.append
+
+        def event(self, *args):
+            raise OSError("No space left on device")
+
+        boxes = camera = probe = guard = event
+
+    link = SimpleNamespace(cell=default_cell, arm=SimpleNamespace(device_time=lambda: 3.0))
+    watch = Watch(Broken(), link)
+    watch.phase("probe", TurnReport(1))                 # raises inside: the turn goes on
+    watch.note("layer 4 slot 1 cannot be reached")
+    watch.turn_done(TurnReport(1))
+    assert said == ["viewer: recording stopped (OSError: No space left on device); the game "
+                    "goes on"]
+    assert watch.failed.startswith("OSError")
+
+
+def test_a_match_log_becomes_a_recording_with_its_towers_traces_and_calls(tmp_path):
+    from controller.match.log import MatchLog
+    from planning.game.rules import MatchConfig, Scoring
+    from planning.game.tower import TowerState
+    config = MatchConfig(("robot", "person"), Scoring.ROUND_WINS, target_points=1)
+    path = tmp_path / "match.jsonl"
+    after = TowerState.fresh().moved((5, 1), (19, 1))
+    with MatchLog.create(path, {"config": config.to_json(), "opponent": "simulated",
+                                "seed": 1}) as log:
+        log.append("round_start", round=1, tower=TowerState.fresh().to_json())
+        log.append("turn_start", player="robot", turn=1, t=0.0)
+        log.append("probe", turn=1, layer=5, slot=1, block=16, threshold_n=0.3, peak_force_n=0.2,
+                   travel_mm=4.5, p_loose=0.97, trace=[[1.0, 0.05], [1.004, 0.2], [1.008, 0.1]])
+        log.append("place", player="robot", t=20.0, source=[5, 1], target=[19, 1], block=16,
+                   probes=1, phases_s={"probe": 5.0}, moves=[],
+                   pull_trace=[[8.0, 0.4], [8.004, 0.6]])
+        log.append("turn_end", player="robot", turn=1, tower=after.to_json())
+        log.append("violation", player="person", code="wrong_orientation",
+                   message="laid along the layer below", t=40.0)
+        log.append("fall", what="tower", t=45.0)
+    rrd = tmp_path / "again.rrd"
+    run = jenga_robot("report", str(path), "--rrd", str(rrd))
+    assert run.returncode == 0, run.stderr
+    assert f"recording: {rrd} (" in run.stdout and "1 probe trace, 1 pull, 2 towers" in run.stdout
+    entities = read_recording(rrd)
+    towers = entities["/" + paths.TOWER].columns["Boxes3D:centers"]
+    assert [len(t) for t in towers] == [54, 54]         # a block moved, none gone
+    assert entities[f"/{paths.PROBES}/5.1"].rows == 3
+    assert scalars(entities[f"/{paths.PULLS}/5.1"]).max() == 0.6
+    lines = texts(entities["/" + paths.EVENTS])
+    assert "probe layer 5 slot 1: peak 0.20 N, moved 4.5 mm, p_loose 0.97" in lines
+    assert any(line.startswith("violation: ") and "laid along" in line for line in lines)
+    assert any(line.startswith("fall: ") for line in lines)
+    assert entities["/" + paths.EVENTS].times[-1] == 45.0          # on the log's match time
