@@ -181,6 +181,7 @@ def run_match(args: argparse.Namespace) -> int:
             finally:                       # finished while the cameras are still open
                 for line in videos.close():
                     print(line, flush=True)
+                log.listeners.clear()     # what is logged after this the recording misses
             status = 0 if winner is not None else EXIT_FAILED
     except (CellLinkError, ArmError, MatchError, OpponentError, MatchLogError) as exc:
         if setup.log is None:

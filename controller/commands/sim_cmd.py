@@ -11,6 +11,7 @@ from controller.commands import calibrate_cmd
 from controller.commands.cell_cmd import load, parse_layers
 from controller.commands.common import EXIT_FAILED, CommandError
 from controller.commands.progress import Progress
+from controller.commands.viewing import add_viewer_options, close_recorder, open_recorder
 from hardware.cells import DEFAULT_CELL
 
 
@@ -48,6 +49,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     serve.add_argument("--exit-with-stdin", action="store_true",
                        help="stop when standard input closes: the program that started the cell "
                             "has gone, killed or not")
+    add_viewer_options(serve)
     serve.set_defaults(run=run_serve)
     calibrate_cmd.register_capture(sub)
 
@@ -81,6 +83,11 @@ def run_serve(args: argparse.Namespace) -> int:
                 pass
             done.set()
         threading.Thread(target=wait_for_eof, name="stdin-watch", daemon=True).start()
+    recorder = open_recorder(args)
+    watch = None
+    if recorder is not None:
+        from controller.viewer.sim_watch import SimWatch
+        watch = SimWatch(recorder, server)
     with server:
         print(f"serial: {server.serial_path}", flush=True)
         for name, url in server.camera_urls().items():
@@ -88,7 +95,9 @@ def run_serve(args: argparse.Namespace) -> int:
         print(f"simulated cell {cell.name!r}, seed {args.seed}: serving until interrupted", flush=True)
         told = 0
         try:
-            while not done.wait(0.5):
+            while not done.wait(0.25 if watch else 0.5):
+                if watch is not None and watch.failed is None:
+                    watch.sample_safely()
                 errors = server.engine.stats.internal_errors
                 for error in errors[told:]:
                     # the arm stopped on INTERNAL: say why where the cell's operator looks
@@ -100,6 +109,8 @@ def run_serve(args: argparse.Namespace) -> int:
                                        f"again (and report this with its seed)")
         except KeyboardInterrupt:
             pass
+        finally:
+            close_recorder(recorder, args)
     print("stopped", flush=True)
     return 0
 

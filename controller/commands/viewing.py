@@ -14,6 +14,9 @@ def add_viewer_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--viewer", action="store_true",
                         help="watch it live in Rerun's viewer: a window where there is a display, "
                              "else the web viewer on 127.0.0.1 (its address is printed)")
+    parser.add_argument("--viewer-analytics", action="store_true",
+                        help="let the viewer send Rerun's anonymous usage statistics as your "
+                             "Rerun configuration says (off without this)")
     parser.add_argument("--rrd", metavar="FILE",
                         help="record it to FILE in Rerun's format (python -m rerun_cli FILE "
                              "opens it)")
@@ -33,7 +36,7 @@ def open_recorder(args: argparse.Namespace, default_rrd: Path | None = None):
     from controller.viewer.recorder import Recorder, RecorderError
     try:
         return Recorder(Path(args.rrd) if args.rrd else None, viewer=args.viewer,
-                        has_display=has_display(),
+                        has_display=has_display(), viewer_analytics=args.viewer_analytics,
                         announce=lambda text: print(text, flush=True))
     except RecorderError as exc:
         raise CommandError(str(exc)) from None

@@ -18,13 +18,15 @@ import cv2
 import numpy as np
 import rerun as rr
 
-from controller.viewer.analytics import viewer_analytics_off_unless_chosen
+from controller.viewer.analytics import viewer_environment
 from controller.viewer.scene import Boxes
 
 TIMELINE = "device_time"
 FLUSH_S = 0.25
 CAMERA_PERIOD_S = 0.5          # a camera frame each half second is enough to follow the game
 JPEG_QUALITY = 75
+MAX_BUFFERED = 25_000          # telemetry samples kept for the recorder thread: 100 s at 250 Hz
+CLOSE_TIMEOUT_S = 5.0
 
 
 class paths:
@@ -61,6 +63,17 @@ def _costed(method):
     return costed
 
 
+def rerun_binary() -> Path:
+    """Rerun's own program, shipped in the rerun-sdk package (run directly, not through
+    `python -m rerun_cli`, whose wrapper would leave its child running when stopped)."""
+    import rerun_cli
+    binary = Path(rerun_cli.__file__).parent / "rerun"
+    if not binary.exists():
+        raise RecorderError(f"Rerun's viewer is not installed ({binary} is missing): reinstall "
+                            f"the rerun-sdk package")
+    return binary
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -75,29 +88,36 @@ class Recorder:
 
     def __init__(self, rrd: Path | None = None, viewer: bool = False,
                  has_display: bool = False, announce: Callable[[str], None] = print,
-                 application: str = "jenga-robot", timeline: str = TIMELINE):
+                 application: str = "jenga-robot", timeline: str = TIMELINE,
+                 viewer_analytics: bool = False):
         if rrd is None and not viewer:
             raise ValueError("a recording needs a file, a viewer or both")
         self.address: str | None = None
         self.say = announce
         self.timeline = timeline
         self._viewer_process: subprocess.Popen | None = None
-        self.stream = rr.RecordingStream(application)
-        sinks = []
-        if viewer:
-            try:
-                announce(viewer_analytics_off_unless_chosen())
-            except RuntimeError as exc:
-                raise RecorderError(str(exc)) from None
-            sinks.append(self._start_viewer(has_display, announce))
-        if rrd is not None:
+        if rrd is not None:                # checked before anything is started
             try:
                 Path(rrd).parent.mkdir(parents=True, exist_ok=True)
                 Path(rrd).touch()
             except OSError as exc:
                 raise RecorderError(f"cannot write the recording {rrd}: {exc}") from None
-            sinks.append(rr.FileSink(str(rrd)))
-        self.stream.set_sinks(*sinks)
+        self.stream = rr.RecordingStream(application)
+        sinks = []
+        try:
+            if viewer:
+                try:
+                    env, said = viewer_environment(viewer_analytics)
+                except RuntimeError as exc:
+                    raise RecorderError(str(exc)) from None
+                announce(said)
+                sinks.append(self._start_viewer(has_display, announce, env))
+            if rrd is not None:
+                sinks.append(rr.FileSink(str(rrd)))
+            self.stream.set_sinks(*sinks)
+        except BaseException:
+            self._stop_viewer()
+            raise
         self._lock = threading.Lock()
         self._telemetry: list[tuple[float, np.ndarray, np.ndarray, float]] = []
         self._camera_last: dict[str, float] = {}
@@ -112,18 +132,19 @@ class Recorder:
 
     # --- the viewer ---------------------------------------------------------------------------
 
-    def _start_viewer(self, has_display: bool, announce: Callable[[str], None]):
+    def _start_viewer(self, has_display: bool, announce: Callable[[str], None],
+                      env: dict[str, str]):
         """The viewer as a process of its own (Rerun's), bound to 127.0.0.1, that this
         recording streams to."""
         port = _free_port()
-        command = [sys.executable, "-m", "rerun_cli", "--bind", "127.0.0.1", "--port", str(port),
+        command = [str(rerun_binary()), "--bind", "127.0.0.1", "--port", str(port),
                    "--expect-data-soon"]
         if not has_display:
             web_port = _free_port()
             command += ["--serve-web", "--web-viewer-port", str(web_port)]
         self._viewer_process = subprocess.Popen(command, stdin=subprocess.DEVNULL,
                                                 stdout=subprocess.DEVNULL,
-                                                stderr=subprocess.DEVNULL)
+                                                stderr=subprocess.DEVNULL, env=env)
         deadline = time.monotonic() + 20.0
         while True:
             try:
@@ -157,8 +178,9 @@ class Recorder:
         """One telemetry message (firmware_bridge.messages.Telemetry): from the link's reader
         thread, which must not wait or fail here, so it only keeps the numbers."""
         with self._lock:
-            self._telemetry.append((message.device_time, message.wrench[:3], message.q,
-                                    message.gripper_width_m))
+            if len(self._telemetry) < MAX_BUFFERED:   # a recorder thread that stopped: no more
+                self._telemetry.append((message.device_time, message.wrench[:3], message.q,
+                                        message.gripper_width_m))
 
     def frames_from(self, source: Callable[[], dict]) -> None:
         """Where the cameras' newest frames are (name: perception.sources.Frame or None): the
@@ -273,12 +295,18 @@ class Recorder:
         """Everything kept is written; the viewer (a web one) stops with the recording, a window
         stays open for the user to close."""
         self._stop.set()
-        self._thread.join(timeout=5.0)
-        self._flush_telemetry()
-        self.stream.flush()
-        self.stream.disconnect()
-        if self.address is not None:
-            self._stop_viewer()
+        self._thread.join(timeout=CLOSE_TIMEOUT_S)
+        try:
+            self._flush_telemetry()
+            # a viewer window the user closed must not hold the program
+            self.stream.flush(timeout_sec=CLOSE_TIMEOUT_S)
+            self.stream.disconnect()
+        except Exception as exc:          # noqa: BLE001 - what was written stays written
+            self.say(f"viewer: the recording's end was not written ({type(exc).__name__}: "
+                     f"{exc})")
+        finally:
+            if self.address is not None:
+                self._stop_viewer()
 
     def __enter__(self) -> Recorder:
         return self

@@ -102,3 +102,25 @@ def nominal_boxes(state: TowerState, geometry: TowerGeometry, dims: BlockDims) -
                  np.tile([dims.length / 2, dims.width / 2, dims.height / 2], (n, 1)),
                  np.array(yaws, float), np.array([UNKNOWN] * n, np.uint8).reshape(n, 4),
                  [f"{layer}.{slot}" for layer, slot in slots], slots)
+
+
+TRUTH = (200, 170, 120, 255)        # wood: the simulator's truth, not a belief
+
+
+def truth_boxes(document: dict, geometry: TowerGeometry, dims: BlockDims) -> Boxes:
+    """Every block where the simulator has it (its `/truth.json` document: tower-frame centres
+    and long axes), for the simulated cell's own viewer."""
+    rotation, origin = np.array(geometry.pose.R), np.array(geometry.pose.t)
+    numbers = sorted(document["blocks"], key=int)
+    n = len(numbers)
+    centres = np.array([document["blocks"][k]["position"] for k in numbers], float).reshape(n, 3)
+    axes = np.array([document["blocks"][k]["axis"] for k in numbers], float).reshape(n, 3)
+    world_axes = axes @ rotation.T
+    slots = [tuple(document["blocks"][k]["slot"]) if document["blocks"][k]["slot"] else (0, 0)
+             for k in numbers]
+    return Boxes(centres @ rotation.T + origin,
+                 np.tile([dims.length / 2, dims.width / 2, dims.height / 2], (n, 1)),
+                 np.arctan2(world_axes[:, 1], world_axes[:, 0]),
+                 np.array([TRUTH] * n, np.uint8).reshape(n, 4),
+                 [f"block {k}" + (f" in {s[0]}.{s[1]}" if s != (0, 0) else " out of the tower")
+                  for k, s in zip(numbers, slots)], slots)

@@ -54,9 +54,18 @@ class Watch:
         self.p_loose: dict = {}
         self.chosen = None
         self.failed: str | None = None
+        self._last_time = 0.0
+        self.match_offset: float | None = None    # a match's time minus the arm's (its log)
 
     def now(self) -> float:
-        return self.link.arm.device_time()
+        """The arm's clock, or the last time read from it once the link is gone."""
+        arm = self.link.arm
+        if arm is not None:
+            try:
+                self._last_time = arm.device_time()
+            except Exception:             # noqa: BLE001 - a link going down: its last time
+                pass
+        return self._last_time
 
     @_harmless
     def observed(self, frames, result) -> None:
@@ -126,13 +135,23 @@ class Watch:
     @_harmless
     def logged(self, record: dict) -> None:
         """A match log's event (controller/match/log.py): the referee's calls, safety pauses,
-        falls, turns begun and ended, as text on the time line."""
-        if record.get("event") == "turn_end":
+        falls, turns begun and ended, as text at the time the event says it happened. The
+        robot's probes and notes are recorded by their own hooks as they happen."""
+        kind = record.get("event")
+        if kind == "clock":
+            self.match_offset = float(record["match_t"]) - float(record["world_t"])
+            return
+        if kind == "probe" or (kind == "note" and str(record.get("text", "")).startswith("robot: ")):
+            return
+        t = record.get("t")
+        at = float(t) - self.match_offset if isinstance(t, (int, float)) and \
+            self.match_offset is not None else self.now()
+        if kind == "turn_end":
             self.chosen = None
-            self.recorder.boxes(paths.TARGET, self.now(), None)
+            self.recorder.boxes(paths.TARGET, at, None)
         said = describe_event(record)
         if said is not None:
-            self.recorder.event(self.now(), *said)
+            self.recorder.event(at, *said)
 
 
 def watch_link(recorder: Recorder, link: CellLink) -> Watch:

@@ -133,6 +133,14 @@ class SimServer:
             return {"time": self.world.time, "blocks": blocks, "layers": layers,
                     "fallen": self.truth.fallen()}
 
+    def arm_document(self) -> dict:
+        """The arm as it really is, for the simulated cell's own viewer (never for the
+        controller): joints (rad), the gripper's width (m), the true wrench on the wrist."""
+        with self._lock:
+            return {"time": self.world.time, "q": self.world.joint_positions().tolist(),
+                    "gripper_width_m": float(self.world.gripper_width()),
+                    "wrench": self.world.true_wrench().tolist()}
+
     def person_document(self) -> dict:
         """The simulated person as a player sees them: playing or done (the "done" a real player
         says by pressing Enter), and for tests what they tried."""

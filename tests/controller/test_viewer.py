@@ -7,9 +7,10 @@ import urllib.request
 from types import SimpleNamespace
 
 import numpy as np
+import psutil
 import pytest
 
-from controller.viewer.analytics import rerun_config_file, viewer_analytics_off_unless_chosen
+from controller.viewer.analytics import own_viewer_config, viewer_environment
 from controller.viewer.recorder import Recorder, RecorderError, paths
 from controller.viewer.scene import (CHOSEN, LOOSE, TIGHT, UNKNOWN, belief_colour, slot_box,
                                      tower_boxes)
@@ -52,8 +53,8 @@ def test_blocks_are_boxes_where_perception_measured_them_turned_with_their_layer
     assert boxes.yaws[1] == pytest.approx(POSE.yaw + np.pi / 2 + np.radians(3.0))
     assert tuple(boxes.colours[0]) == belief_colour(0.9) and tuple(boxes.colours[1]) == CHOSEN
     assert "p_loose 0.90" in boxes.labels[0] and "2.0 block 7" in boxes.labels[1]
-    q = boxes.quaternions()
-    assert np.allclose(np.linalg.norm(q, axis=1), 1.0) and np.allclose(q[:, :2], 0.0)
+    q = boxes.quaternions()                                    # (x, y, z, w) about z
+    assert np.allclose(q, [[0, 0, np.sin(y / 2), np.cos(y / 2)] for y in boxes.yaws])
 
 
 def test_the_placement_slot_is_the_nominal_slot_on_the_measured_tower(default_cell):
@@ -96,14 +97,19 @@ def test_a_recording_that_cannot_be_written_says_so(tmp_path):
         Recorder(tmp_path / "file" / "game.rrd")
 
 
-def test_the_analytics_are_turned_off_only_where_the_user_never_chose(tmp_path, monkeypatch):
+def test_the_viewer_runs_with_analytics_off_and_the_users_rerun_settings_untouched(
+        tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path))
-    assert "are off" in viewer_analytics_off_unless_chosen()
-    assert json.loads(rerun_config_file().read_text())["analytics_enabled"] is False
-    chosen = {"analytics_enabled": True, "analytics_id": "x"}
-    rerun_config_file().write_text(json.dumps(chosen))
-    assert "as you set them" in viewer_analytics_off_unless_chosen()
-    assert json.loads(rerun_config_file().read_text()) == chosen
+    users = tmp_path / "rerun" / "analytics.json"
+    users.parent.mkdir()
+    users.write_text('{"analytics_enabled": true}')
+    env, said = viewer_environment(analytics=False)
+    assert "are off" in said and env["XDG_CONFIG_HOME"] == str(own_viewer_config())
+    own = own_viewer_config() / "rerun" / "analytics.json"
+    assert json.loads(own.read_text())["analytics_enabled"] is False
+    assert users.read_text() == '{"analytics_enabled": true}'
+    env, said = viewer_environment(analytics=True)        # --viewer-analytics: theirs holds
+    assert env["XDG_CONFIG_HOME"] == str(tmp_path) and "--viewer-analytics" in said
 
 
 def test_the_web_viewer_is_served_on_the_loopback_address_only(tmp_path, monkeypatch):
@@ -117,6 +123,9 @@ def test_the_web_viewer_is_served_on_the_loopback_address_only(tmp_path, monkeyp
             assert page.status == 200
         recorder.event(0.0, "hello")
         process = recorder._viewer_process
+        listening = [c.laddr for c in psutil.Process(process.pid).net_connections("inet")
+                     if c.status == psutil.CONN_LISTEN]
+        assert len(listening) == 2 and all(ip == "127.0.0.1" for ip, _ in listening)
     assert process.poll() is not None          # a web viewer stops with its recording
     assert read_recording(tmp_path / "live.rrd")["/" + paths.EVENTS].rows == 1
 

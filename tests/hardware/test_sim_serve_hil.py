@@ -143,3 +143,44 @@ def test_the_actions_take_json_from_this_machine_only(served):
     with urllib.request.urlopen(served["camera left"].rsplit("/", 1)[0] + "/person.json",
                                 timeout=10) as reply:
         assert json.loads(reply.read())["state"] in ("idle", "playing", "done")
+
+
+def test_sim_serve_records_what_really_is(tmp_path):
+    """`sim serve --rrd`: the simulator's truth a few times a second, for whoever runs it."""
+    import signal
+    import time
+
+    from controller.viewer.recorder import paths
+    from controller.viewer.sim_watch import TRUTH_BLOCKS
+    from tests.recordings import read_recording, scalars
+
+    rrd = tmp_path / "cell.rrd"
+    proc = subprocess.Popen([sys.executable, "-u", "-m", "controller.cli", "sim", "serve", "--seed",
+                             "1", "--rrd", str(rrd)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        cameras = []
+        while "serving until interrupted" not in (line := proc.stdout.readline()):
+            assert line, f"sim serve ended: {proc.stderr.read()}"
+            if line.startswith("camera "):
+                cameras.append(line.split(": ", 1)[1].strip())
+        # the cell renders while someone watches: a frame of each, as a controller takes them
+        for url in cameras:
+            with urllib.request.urlopen(url.replace(".mjpg", ".jpg"), timeout=30) as reply:
+                assert reply.status == 200
+        time.sleep(2.0)
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 0, err
+    assert f"recording: {rrd}" in out
+    entities = read_recording(rrd)
+    towers = entities["/" + TRUTH_BLOCKS].columns["Boxes3D:centers"]
+    assert len(towers) >= 4 and all(len(t) == 54 for t in towers)
+    heights = sorted(c[2] for c in towers[-1])
+    assert 0.0 < heights[0] < 0.02 and 0.25 < heights[-1] < 0.30        # 18 layers standing
+    assert scalars(entities["/" + paths.JOINTS]).shape[1] == 6
+    assert entities[f"/{paths.CAMERAS}/left"].rows >= 1
+    assert entities[f"/{paths.CAMERAS}/right"].rows >= 1
