@@ -148,9 +148,11 @@ def run_match(args: argparse.Namespace) -> int:
     cameras = dict(item.split("=", 1) for item in args.camera if "=" in item)
     sim = None
     status = EXIT_FAILED
-    # a match is recorded in its report folder, beside its log, and filmed there (docs/viewer.md)
+    # a match is recorded in its report folder, beside its log, and filmed there (docs/viewer.md);
+    # a recording asked for elsewhere is checked before anything starts, the folder's once the
+    # match has one (a match that cannot start leaves no folder)
     folder = setup.log_path.parent
-    recorder = open_recorder(args, default_rrd=free_name(folder, "match", ".rrd"))
+    recorder = open_recorder(args) if args.rrd else None
     try:
         if args.serial:
             serial = args.serial
@@ -161,6 +163,8 @@ def run_match(args: argparse.Namespace) -> int:
             serial, cameras = sim.serial, sim.camera_urls
         with CellLink(cell, serial, cameras, stall_s=None if args.serial else SIM_STALL_S) as link:
             log = setup.open_log()
+            if recorder is None:
+                recorder = open_recorder(args, default_rrd=free_name(folder, "match", ".rrd"))
             if sim:
                 person = SimulatedPerson(sim.base_url, mistake=setup.person_mistake)
                 # `stop` and Enter at the keyboard is the emergency stop, whoever the opponent

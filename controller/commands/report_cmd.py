@@ -42,13 +42,13 @@ def run_report(args: argparse.Namespace) -> int:
         raise CommandError(f"cannot write the report: {exc.strerror or exc}") from None
     print(report.summary)
     print(f"report: {report.files[0].parent} ({plural(len(report.files), 'file')})")
-    if args.rrd:
+    if getattr(args, "rrd", None):
         from controller.commands.cell_cmd import load
         from controller.viewer.from_log import record_match_log
         from controller.viewer.recorder import RecorderError
         from hardware.cells import DEFAULT_CELL
         try:
-            counts = record_match_log(events, load(args.cell or str(DEFAULT_CELL)),
+            counts = record_match_log(events, load(getattr(args, "cell", None) or str(DEFAULT_CELL)),
                                       Path(args.rrd))
         except RecorderError as exc:
             raise CommandError(str(exc)) from None
