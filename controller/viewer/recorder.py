@@ -25,6 +25,9 @@ TIMELINE = "device_time"
 FLUSH_S = 0.25
 CAMERA_PERIOD_S = 0.5          # a camera frame each half second is enough to follow the game
 JPEG_QUALITY = 75
+# frames are recorded at half size (a 1280x720 camera at 640x360): a quarter of the bytes, and
+# the markers and the tower stay readable; the MP4s keep the full size
+CAMERA_SCALE = 0.5
 MAX_BUFFERED = 25_000          # telemetry samples kept for the recorder thread: 100 s at 250 Hz
 CLOSE_TIMEOUT_S = 5.0
 
@@ -192,7 +195,9 @@ class Recorder:
         """A camera frame (perception.sources.Frame), and the marker sightings found in it."""
         name = frame.camera
         self._camera_last[name] = frame.time
-        ok, jpeg = cv2.imencode(".jpg", cv2.cvtColor(frame.image, cv2.COLOR_RGB2BGR),
+        image = cv2.resize(frame.image, None, fx=CAMERA_SCALE, fy=CAMERA_SCALE,
+                           interpolation=cv2.INTER_AREA)
+        ok, jpeg = cv2.imencode(".jpg", cv2.cvtColor(image, cv2.COLOR_RGB2BGR),
                                 [cv2.IMWRITE_JPEG_QUALITY, JPEG_QUALITY])
         if not ok:
             return
@@ -200,7 +205,7 @@ class Recorder:
         self.stream.set_time(self.timeline, duration=frame.time)
         self.stream.log(path, rr.EncodedImage(contents=jpeg.tobytes(), media_type="image/jpeg"))
         if markers is not None:
-            centres = np.array([s.centre for s in markers], float).reshape(-1, 2)
+            centres = np.array([s.centre for s in markers], float).reshape(-1, 2) * CAMERA_SCALE
             self.stream.log(f"{path}/markers", rr.Points2D(
                 centres, radii=3.0, labels=[str(s.marker) for s in markers],
                 colors=(255, 80, 200)))
