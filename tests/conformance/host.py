@@ -61,6 +61,19 @@ class Host:
             self.port.write(Frame(seq, kind, body).encode())
         return seq
 
+    def take_seq(self) -> int:
+        """The next number, used up (by a frame the caller builds itself)."""
+        with self._write_lock:
+            seq, self.seq = self.seq, (self.seq + 1) & 0xFFFF
+        return seq
+
+    def skip_seqs(self, used: set[int]) -> None:
+        """Number the next commands past every number in `used`: a device answers a repeated
+        number with its earlier answer, whatever the command."""
+        with self._write_lock:
+            while self.seq in used:
+                self.seq = (self.seq + 1) & 0xFFFF
+
     def command(self, message: m.Message, seq: int | None = None) -> m.Message:
         return self.command_raw(message.TYPE, message.pack(), seq)
 
