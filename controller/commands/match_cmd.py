@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import datetime
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -152,7 +153,10 @@ def run_match(args: argparse.Namespace) -> int:
     # a recording asked for elsewhere is checked before anything starts, the folder's once the
     # match has one (a match that cannot start leaves no folder)
     folder = setup.log_path.parent
-    recorder = open_recorder(args) if args.rrd else None
+    recorder = None
+    if args.rrd or args.viewer:           # asked for: checked (and the viewer up) before all else
+        recorder = open_recorder(args, default_rrd=free_name(folder, "match", ".rrd"))
+    started = time.monotonic()
     try:
         if args.serial:
             serial = args.serial
@@ -164,7 +168,10 @@ def run_match(args: argparse.Namespace) -> int:
         with CellLink(cell, serial, cameras, stall_s=None if args.serial else SIM_STALL_S) as link:
             log = setup.open_log()
             if recorder is None:
-                recorder = open_recorder(args, default_rrd=free_name(folder, "match", ".rrd"))
+                try:
+                    recorder = open_recorder(args, default_rrd=free_name(folder, "match", ".rrd"))
+                except CommandError as exc:   # the match plays on, unrecorded
+                    print(f"not recorded: {exc}", flush=True)
             if sim:
                 person = SimulatedPerson(sim.base_url, mistake=setup.person_mistake)
                 # `stop` and Enter at the keyboard is the emergency stop, whoever the opponent
@@ -179,7 +186,7 @@ def run_match(args: argparse.Namespace) -> int:
                 watch = watch_link(recorder, link)
                 watch_player(watch, runner.robot)
                 log.listeners.append(watch.logged)
-            videos = CameraVideos(link.cameras, folder)
+            videos = CameraVideos(link.cameras, folder, recorder)
             try:
                 winner = runner.run()
             finally:                       # finished while the cameras are still open
@@ -201,7 +208,7 @@ def run_match(args: argparse.Namespace) -> int:
         print(f"{how}; resume with: jenga-robot play --resume {setup.log_path}",
               file=sys.stderr, flush=True)
     finally:
-        close_recorder(recorder, args)
+        close_recorder(recorder, args, time.monotonic() - started)
         if sim is not None:
             sim.close()
         if setup.log is not None:

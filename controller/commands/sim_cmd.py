@@ -84,10 +84,20 @@ def run_serve(args: argparse.Namespace) -> int:
             done.set()
         threading.Thread(target=wait_for_eof, name="stdin-watch", daemon=True).start()
     recorder = open_recorder(args)
-    watch = None
-    if recorder is not None:
-        from controller.viewer.sim_watch import SimWatch
-        watch = SimWatch(recorder, server)
+    try:
+        watch = None
+        if recorder is not None:
+            from controller.viewer.sim_watch import SimWatch
+            watch = SimWatch(recorder, server)
+        _serve(server, cell, args, done, watch)
+    finally:
+        close_recorder(recorder, args)
+    print("stopped", flush=True)
+    return 0
+
+
+def _serve(server, cell, args: argparse.Namespace, done, watch) -> None:
+    """Serve until `done` (SIGTERM, stdin closed) or Ctrl-C; say what goes wrong."""
     with server:
         print(f"serial: {server.serial_path}", flush=True)
         for name, url in server.camera_urls().items():
@@ -109,10 +119,6 @@ def run_serve(args: argparse.Namespace) -> int:
                                        f"again (and report this with its seed)")
         except KeyboardInterrupt:
             pass
-        finally:
-            close_recorder(recorder, args)
-    print("stopped", flush=True)
-    return 0
 
 
 def run_check(args: argparse.Namespace) -> int:

@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 
@@ -35,10 +34,11 @@ def viewer_environment(analytics: bool) -> tuple[dict[str, str], str]:
     if not _disabled(settings):
         try:
             folder.mkdir(parents=True, exist_ok=True)
-            result = subprocess.run([sys.executable, "-m", "rerun_cli", "analytics", "disable"],
+            from controller.viewer.recorder import rerun_binary
+            result = subprocess.run([str(rerun_binary()), "analytics", "disable"],
                                     capture_output=True, text=True, timeout=60, env=env)
             why = result.stderr.strip()
-        except (OSError, subprocess.TimeoutExpired) as exc:
+        except (OSError, subprocess.TimeoutExpired, RuntimeError) as exc:
             why = str(exc)
         if not _disabled(settings):
             raise RuntimeError(f"could not turn Rerun's usage analytics off in {folder}, so no "

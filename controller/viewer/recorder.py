@@ -6,9 +6,10 @@ spends microseconds on it, not a call into the recording per message."""
 
 from __future__ import annotations
 
+import ctypes
+import signal
 import socket
 import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
@@ -66,6 +67,15 @@ def _costed(method):
     return costed
 
 
+_LIBC = ctypes.CDLL(None, use_errno=True)     # looked up now: the child must import nothing
+_PR_SET_PDEATHSIG = 1
+
+
+def _end_with_parent() -> None:
+    """In the child, before it runs: SIGTERM when this program's process ends (Linux)."""
+    _LIBC.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+
+
 def rerun_binary() -> Path:
     """Rerun's own program, shipped in the rerun-sdk package (run directly, not through
     `python -m rerun_cli`, whose wrapper would leave its child running when stopped)."""
@@ -100,6 +110,9 @@ class Recorder:
         self.timeline = timeline
         self._viewer_process: subprocess.Popen | None = None
         if rrd is not None:                # checked before anything is started
+            if Path(rrd).exists() and Path(rrd).stat().st_size > 0:
+                raise RecorderError(f"{rrd} already holds a recording: name another file (nothing "
+                                    f"is written over)")
             try:
                 Path(rrd).parent.mkdir(parents=True, exist_ok=True)
                 Path(rrd).touch()
@@ -145,9 +158,12 @@ class Recorder:
         if not has_display:
             web_port = _free_port()
             command += ["--serve-web", "--web-viewer-port", str(web_port)]
-        self._viewer_process = subprocess.Popen(command, stdin=subprocess.DEVNULL,
-                                                stdout=subprocess.DEVNULL,
-                                                stderr=subprocess.DEVNULL, env=env)
+        # A window is the user's to close: its own session, so that Ctrl-C at the terminal does
+        # not close it. A web viewer ends with this program, however it ends.
+        self._viewer_process = subprocess.Popen(
+            command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL, env=env, start_new_session=True,
+            preexec_fn=None if has_display else _end_with_parent)
         deadline = time.monotonic() + 20.0
         while True:
             try:
@@ -249,6 +265,10 @@ class Recorder:
         self.stream.log(paths.EVENTS, rr.TextLog(text, level=level))
 
     # --- the background work ------------------------------------------------------------------
+
+    def add_cost(self, seconds: float) -> None:
+        """Time spent for the recording elsewhere (the cameras' video threads)."""
+        self._calls_s += seconds
 
     @property
     def cost_s(self) -> float:

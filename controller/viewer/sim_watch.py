@@ -46,8 +46,9 @@ class SimWatch:
         stream.log(paths.GRIPPER, rr.Scalars(arm["gripper_width_m"]))
         cameras = getattr(self.server, "cameras", None)
         for name, slot in (cameras.slots.items() if cameras is not None else ()):
-            if slot.jpeg is not None and slot.number != self._frames_seen.get(name):
-                self._frames_seen[name] = slot.number
-                stream.set_time(self.recorder.timeline, duration=slot.sim_time)
+            newer = slot.wait_newer(self._frames_seen.get(name, 0), 0.0)   # read under its lock
+            if newer is not None:
+                jpeg, sim_time, self._frames_seen[name] = newer
+                stream.set_time(self.recorder.timeline, duration=sim_time)
                 stream.log(f"{paths.CAMERAS}/{name}",
-                           rr.EncodedImage(contents=slot.jpeg, media_type="image/jpeg"))
+                           rr.EncodedImage(contents=jpeg, media_type="image/jpeg"))

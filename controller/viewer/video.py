@@ -6,6 +6,7 @@ as long as it was the newest, by its world time, so the video plays at the world
 from __future__ import annotations
 
 import threading
+import time
 from pathlib import Path
 
 import cv2
@@ -31,7 +32,10 @@ class CameraVideo:
         self.source, self.path, self.fps = source, path, fps
         self.frames_written = 0
         self.error: str | None = None
+        self.cpu_s = 0.0                  # the thread's own CPU time: what filming costs
+        # the file is made now, at the camera's size, so that every camera's name is taken at once
         self._writer: cv2.VideoWriter | None = None
+        self._open(source.width, source.height)
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name=f"video {source.name}",
                                         daemon=True)
@@ -56,16 +60,17 @@ class CameraVideo:
                     continue
                 last_number = frame.number
                 if held is None:
-                    self._open(frame.image.shape[1], frame.image.shape[0])
                     held, held_since = frame.image, frame.time
                     continue
-                repeats = min(MAX_HOLD_FRAMES, round((frame.time - held_since) * self.fps))
+                repeats = round((frame.time - held_since) * self.fps)
                 if repeats < 1:
-                    continue                       # faster than the file's rate: skipped
-                self._write(held, repeats)
-                held, held_since = frame.image, held_since + repeats / self.fps
-                if frame.time - held_since > MAX_HOLD_FRAMES / self.fps:
-                    held_since = frame.time        # after a long silence, go on from now
+                    held = frame.image             # faster than the file's rate: the newest
+                    continue
+                self._write(held, min(repeats, MAX_HOLD_FRAMES))
+                # after a silence longer than a hold, the video goes on from this frame
+                held_since = frame.time if repeats > MAX_HOLD_FRAMES else \
+                    held_since + repeats / self.fps
+                held = frame.image
             if held is not None:
                 self._write(held, 1)
         except Exception as exc:                   # noqa: BLE001 - the video stops, the match not
@@ -73,8 +78,11 @@ class CameraVideo:
         finally:
             if self._writer is not None:
                 self._writer.release()
+            self.cpu_s = time.thread_time()
 
     def _write(self, image, times: int) -> None:
+        if image.shape[:2] != (self.source.height, self.source.width):
+            image = cv2.resize(image, (self.source.width, self.source.height))
         bgr = cv2.cvtColor(image, cv2.COLOR_RGB2BGR)
         for _ in range(times):
             self._writer.write(bgr)
@@ -86,10 +94,12 @@ class CameraVideo:
 
 
 class CameraVideos:
-    """An MP4 per camera of a cell link, `camera-NAME.mp4` in `folder`."""
+    """An MP4 per camera of a cell link, `camera-NAME.mp4` in `folder`; what filming costs is
+    added to `recorder`'s cost, if there is one."""
 
-    def __init__(self, cameras: dict[str, CameraSource], folder: Path):
+    def __init__(self, cameras: dict[str, CameraSource], folder: Path, recorder=None):
         folder.mkdir(parents=True, exist_ok=True)
+        self.recorder = recorder
         self.videos = [CameraVideo(source, free_name(folder, f"camera-{name}", ".mp4"))
                        for name, source in cameras.items()]
 
@@ -98,6 +108,8 @@ class CameraVideos:
         lines = []
         for video in self.videos:
             video.close()
+            if self.recorder is not None:
+                self.recorder.add_cost(video.cpu_s)
             seconds = video.frames_written / video.fps
             lines.append(f"video: {video.path} ({seconds:.0f} s)"
                          + (f"; stopped early: {video.error}" if video.error else ""))

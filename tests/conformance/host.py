@@ -67,12 +67,14 @@ class Host:
             seq, self.seq = self.seq, (self.seq + 1) & 0xFFFF
         return seq
 
-    def skip_seqs(self, used: set[int]) -> None:
-        """Number the next commands past every number in `used`: a device answers a repeated
-        number with its earlier answer, whatever the command."""
+    def take_seq_past(self, used: set[int]) -> int:
+        """The next number not in `used`, used up (a device answers a repeated number with its
+        earlier answer, whatever the command)."""
         with self._write_lock:
             while self.seq in used:
                 self.seq = (self.seq + 1) & 0xFFFF
+            seq, self.seq = self.seq, (self.seq + 1) & 0xFFFF
+        return seq
 
     def command(self, message: m.Message, seq: int | None = None) -> m.Message:
         return self.command_raw(message.TYPE, message.pack(), seq)

@@ -59,8 +59,7 @@ def test_no_frame_stops_the_device_or_is_acted_on_when_bad(fuzzed, batch):
     host.write(b"\x00")
     # alive: a fresh handshake is answered, telemetry flows, set-points are sane (numbered
     # unlike any frame of the batch, which the device would take it for a repeat of)
-    host.skip_seqs(used)
-    reply = host.command(m.Hello())
+    reply = host.command(m.Hello(), seq=host.take_seq_past(used))
     assert isinstance(reply, m.HelloReply)
     t = host.telemetry()
     q_set = np.array(t.q_set)

@@ -13,6 +13,8 @@ from perception.sources import CameraError, Frame
 class StandInCamera:
     """Frames at given world times, handed out as a camera source hands them."""
 
+    width, height = 64, 48
+
     def __init__(self, name, times):
         self.name, self._frames, self._lock = name, [], threading.Lock()
         self._times = list(times)
@@ -20,7 +22,7 @@ class StandInCamera:
 
     def _feed(self):
         for k, t in enumerate(self._times, start=1):
-            image = np.full((48, 64, 3), (k * 20) % 255, np.uint8)
+            image = np.full((48, 64, 3), k * 20, np.uint8)       # frame k is grey level 20 k
             with self._lock:
                 self._frames.append(Frame(self.name, image, t, k))
             time.sleep(0.005)
@@ -52,6 +54,30 @@ def test_each_camera_gets_an_mp4_that_runs_at_the_worlds_pace(tmp_path):
         capture.release()
     assert lines == [f"video: {tmp_path / 'camera-left.mp4'} (3 s)",
                      f"video: {tmp_path / 'camera-right.mp4'} (3 s)"]
+    # each frame held until the next one's world time, the newest of a burst shown
+    greys = grey_levels(tmp_path / "camera-left.mp4")
+    expected = [20] * 5 + [80] * 5 + [100] * 10 + [140] * 10 + [160]
+    assert np.allclose(greys, expected, atol=6)
+
+
+def grey_levels(path):
+    capture = cv2.VideoCapture(str(path))
+    levels = []
+    while True:
+        ok, image = capture.read()
+        if not ok:
+            break
+        levels.append(float(image.mean()))
+    capture.release()
+    return levels
+
+
+def test_a_long_silence_is_held_five_seconds_and_the_video_goes_on_from_the_next_frame(tmp_path):
+    videos = CameraVideos({"left": StandInCamera("left", [0.0, 8.0, 8.5])}, tmp_path)
+    time.sleep(0.3)
+    videos.close()
+    greys = grey_levels(tmp_path / "camera-left.mp4")
+    assert np.allclose(greys, [20] * 50 + [40] * 5 + [60], atol=6)
 
 
 def test_a_resumed_match_keeps_the_video_of_the_run_before(tmp_path):

@@ -91,10 +91,14 @@ def test_a_recording_holds_the_force_guards_boxes_probes_and_events(tmp_path):
     assert texts(entities["/" + paths.EVENTS]) == ["probe 7.1: loose", "turn 1: place"]
 
 
-def test_a_recording_that_cannot_be_written_says_so(tmp_path):
+def test_a_recording_that_cannot_be_written_or_would_write_over_one_says_so(tmp_path):
     (tmp_path / "file").write_text("")
     with pytest.raises(RecorderError, match="cannot write the recording"):
         Recorder(tmp_path / "file" / "game.rrd")
+    (tmp_path / "old.rrd").write_bytes(b"RRF2 an earlier match")
+    with pytest.raises(RecorderError, match="already holds a recording"):
+        Recorder(tmp_path / "old.rrd")
+    assert (tmp_path / "old.rrd").read_bytes() == b"RRF2 an earlier match"
 
 
 def test_the_viewer_runs_with_analytics_off_and_the_users_rerun_settings_untouched(
@@ -126,6 +130,9 @@ def test_the_web_viewer_is_served_on_the_loopback_address_only(tmp_path, monkeyp
         listening = [c.laddr for c in psutil.Process(process.pid).net_connections("inet")
                      if c.status == psutil.CONN_LISTEN]
         assert len(listening) == 2 and all(ip == "127.0.0.1" for ip, _ in listening)
+        # the viewer runs with the configuration in which its analytics are off
+        assert psutil.Process(process.pid).environ()["XDG_CONFIG_HOME"] == \
+            str(own_viewer_config())
     assert process.poll() is not None          # a web viewer stops with its recording
     assert read_recording(tmp_path / "live.rrd")["/" + paths.EVENTS].rows == 1
 
@@ -195,3 +202,25 @@ def test_a_match_log_becomes_a_recording_with_its_towers_traces_and_calls(tmp_pa
     assert any(line.startswith("violation: ") and "laid along" in line for line in lines)
     assert any(line.startswith("fall: ") for line in lines)
     assert entities["/" + paths.EVENTS].times[-1] == 45.0          # on the log's match time
+
+
+def test_a_match_event_is_placed_at_the_device_time_it_happened(default_cell):
+    from controller.viewer.watch import Watch
+    events = []
+
+    class Recording:
+        say = print
+
+        def event(self, t, text, level="INFO"):
+            events.append((t, text))
+
+        def boxes(self, *args):
+            pass
+
+    link = SimpleNamespace(cell=default_cell, arm=SimpleNamespace(device_time=lambda: 500.0))
+    watch = Watch(Recording(), link)
+    watch.logged({"event": "clock", "world_t": 100.0, "match_t": 130.0})
+    watch.logged({"event": "fall", "what": "tower", "t": 175.5})        # match time
+    watch.logged({"event": "advance"})                                   # no time: now
+    watch.logged({"event": "probe", "layer": 3, "slot": 1, "t": 140.0})  # its own hook has it
+    assert events == [(145.5, "fall: what tower, t 175.5"), (500.0, "advance")]
