@@ -22,10 +22,12 @@ def pytest_generate_tests(metafunc):
         metafunc.parametrize("device", names, indirect=True)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def qemu_board():
-    """One QEMU board for a worker's whole run, reset before each test: a fresh QEMU would cost
-    each test a second (QEMU looks for a reader on a new pty once a second)."""
+    """One QEMU board for a module's tests, reset before each test: a fresh QEMU would cost each
+    test a second (QEMU looks for a reader on a new pty once a second). Not kept for the whole
+    run: an idle board still ticks at 1 kHz, a tenth of a core taken from the tests that time
+    themselves."""
     from hardware.firmware.qemu import QemuFirmware
     try:
         board = QemuFirmware()

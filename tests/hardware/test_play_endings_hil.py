@@ -11,7 +11,9 @@ import sys
 import pytest
 
 from controller.match.log import read_events
+from controller.viewer.recorder import paths
 from tests.hardware.processes import Lines, children
+from tests.recordings import read_recording, texts
 
 pytestmark = pytest.mark.hil
 
@@ -41,8 +43,9 @@ def test_sigterm_in_a_match_leaves_the_log_noted_and_the_report_drawn(tmp_path):
 
 
 def test_a_cell_killed_mid_turn_leaves_the_tower_unknown_not_standing(tmp_path):
+    rrd = tmp_path / "game.rrd"
     process = subprocess.Popen(PLAY + ["--solo", "--turns", "1", "--seed", "3", "--records",
-                                       str(tmp_path / "records.json")],
+                                       str(tmp_path / "records.json"), "--rrd", str(rrd)],
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         lines = Lines(process)
@@ -59,3 +62,12 @@ def test_a_cell_killed_mid_turn_leaves_the_tower_unknown_not_standing(tmp_path):
     result = next(line for line in seen if line.startswith("result: "))
     assert "tower unknown (the cell stopped answering)" in result and "standing" not in result
     assert "Traceback" not in process.stderr.read()
+    # `play --solo --rrd`: what was seen and felt up to the cell's end is recorded and closed
+    assert any(line.startswith(f"recording: {rrd}; recording took ") for line in seen)
+    entities = read_recording(rrd)
+    force = entities["/" + paths.WRIST_FORCE]
+    assert force.rows / force.span_s >= 200
+    for camera in ("left", "right"):
+        assert entities[f"/{paths.CAMERAS}/{camera}"].rows >= 1
+    assert len(entities["/" + paths.TOWER].columns["Boxes3D:centers"][0]) == 54
+    assert "turn 1: probe" in texts(entities["/" + paths.EVENTS])
