@@ -43,6 +43,11 @@ class Boxes:
                         axis=1)
 
 
+def half_sizes(dims: BlockDims, n: int) -> np.ndarray:
+    """`n` blocks' half extents: along, across, up."""
+    return np.tile([dims.length / 2, dims.width / 2, dims.height / 2], (n, 1))
+
+
 def belief_colour(p_loose: float | None) -> tuple[int, int, int, int]:
     """Grey without a belief; from red (surely tight) to green (surely loose)."""
     if p_loose is None:
@@ -65,7 +70,7 @@ def tower_boxes(observation: TowerObservation, dims: BlockDims,
     pose = observation.pose
     n = len(blocks)
     centres = pose.to_world(np.array([b.position for b in blocks], float).reshape(n, 3))
-    half = np.tile([dims.length / 2, dims.width / 2, dims.height / 2], (n, 1))
+    half = half_sizes(dims, n)
     yaws = np.array([_along(b.layer, pose) + np.radians(b.yaw_deg) for b in blocks], float)
     colours, labels = [], []
     for b in blocks:
@@ -84,7 +89,7 @@ def slot_box(geometry: TowerGeometry, pose: TowerPose, dims: BlockDims, slot: Sl
     measured = geometry.measured(pose)
     centre = pose.to_world(measured.slot_centre(*slot, pitch=pose.pitch))
     return Boxes(centre.reshape(1, 3),
-                 np.array([[dims.length / 2, dims.width / 2, dims.height / 2]]),
+                 half_sizes(dims, 1),
                  np.array([_along(slot[0], pose)]), np.array([TARGET], np.uint8), [label], [slot])
 
 
@@ -99,7 +104,7 @@ def nominal_boxes(state: TowerState, geometry: TowerGeometry, dims: BlockDims) -
         yaws.append(float(np.arctan2(pose.R[1, 0], pose.R[0, 0])))
     n = len(slots)
     return Boxes(np.array(centres, float).reshape(n, 3),
-                 np.tile([dims.length / 2, dims.width / 2, dims.height / 2], (n, 1)),
+                 half_sizes(dims, n),
                  np.array(yaws, float), np.array([UNKNOWN] * n, np.uint8).reshape(n, 4),
                  [f"{layer}.{slot}" for layer, slot in slots], slots)
 
@@ -119,7 +124,7 @@ def truth_boxes(document: dict, geometry: TowerGeometry, dims: BlockDims) -> Box
     slots = [tuple(document["blocks"][k]["slot"]) if document["blocks"][k]["slot"] else (0, 0)
              for k in numbers]
     return Boxes(centres @ rotation.T + origin,
-                 np.tile([dims.length / 2, dims.width / 2, dims.height / 2], (n, 1)),
+                 half_sizes(dims, n),
                  np.arctan2(world_axes[:, 1], world_axes[:, 0]),
                  np.array([TRUTH] * n, np.uint8).reshape(n, 4),
                  [f"block {k}" + (f" in {s[0]}.{s[1]}" if s != (0, 0) else " out of the tower")

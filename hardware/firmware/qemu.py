@@ -176,10 +176,15 @@ class QemuFirmware:
     def _marked(self) -> int:
         """The mark the stats show, or -1 for an answer cut or garbled by a reset (a line the
         reset cut is ended first)."""
-        self._stimulus.reset_input_buffer()
-        self._stimulus.write(b"\nstats\n")
-        found = re.search(rb"^stats .* marked=(\d)", self._stimulus.readline())
+        found = re.search(rb"^stats .* marked=(\d)", self._ask("stats"))
         return int(found.group(1)) if found else -1
+
+    def _ask(self, line: str) -> bytes:
+        """One line on the stimulus channel, and the raw answer (empty if none came in 2 s)."""
+        # a late answer to an earlier line, or a line a reset cut, must not pass for this one's
+        self._stimulus.reset_input_buffer()
+        self._stimulus.write(b"\n" + line.encode() + b"\n")
+        return self._stimulus.readline()
 
     def _hold_link(self) -> None:
         """Keep the link's pty open for the board's life. QEMU looks for a reader on a pty only
@@ -229,10 +234,7 @@ class QemuFirmware:
         """One line on the stimulus channel, and the firmware's answer."""
         if self._stimulus is None:
             raise QemuError("the firmware in QEMU is not running")
-        # a late answer to an earlier line, or a line a reset cut, must not pass for this one's
-        self._stimulus.reset_input_buffer()
-        self._stimulus.write(b"\n" + line.encode() + b"\n")
-        answer = self._stimulus.readline()
+        answer = self._ask(line)
         if not answer.endswith(b"\n"):
             raise QemuError(f"the firmware in QEMU did not answer {line!r} within 2 s")
         text = answer.decode(errors="replace").strip()
