@@ -20,8 +20,7 @@ Both modes play the product's own solo game (controller/solo.py) and turn proced
 from __future__ import annotations
 
 import time
-from collections import Counter
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from typing import TYPE_CHECKING, Callable
 
 import numpy as np
@@ -49,6 +48,7 @@ class TurnRecord:
     time_s: float = 0.0        # simulated
     stories: str = ""          # after the turn, standing
     taken_after_all: bool = False   # a pull given up would not go back, and was taken
+    wall_s: float = 0.0        # this machine's time for the turn: its cost, not its outcome
 
 
 @dataclass
@@ -60,11 +60,29 @@ class GameRecord:
     turns: list[TurnRecord] = field(default_factory=list)
     stories: str = ""          # after the last legal turn with the tower standing
     ended_by: str = "move cap"  # or how the game ended (SoloResult.ending)
-    wall_s: float = 0.0
+    wall_s: float = 0.0        # this machine's time for the game: its cost, not its outcome
 
     @property
     def blocks_moved(self) -> int:
         return sum(1 for t in self.turns if t.legal and not t.fell)
+
+    def outcome(self) -> dict:
+        """The game without its costs: what the seed, the policy and the code decide, the same
+        wherever the game ran."""
+        game = asdict(self)
+        del game["wall_s"]
+        for turn in game["turns"]:
+            del turn["wall_s"]
+        return game
+
+    @classmethod
+    def from_dict(cls, data: dict) -> GameRecord:
+        """A record as `asdict` wrote it (keys it does not know, such as blocks_moved, ignored)."""
+        names = {f.name for f in fields(cls)} - {"turns"}
+        turn_names = {f.name for f in fields(TurnRecord)}
+        return cls(**{k: v for k, v in data.items() if k in names},
+                   turns=[TurnRecord(**{k: v for k, v in t.items() if k in turn_names})
+                          for t in data.get("turns", [])])
 
 
 def stories_value(text: str) -> float:
@@ -89,11 +107,14 @@ def play_fast_game(cell, seed: int, policy_name: str, max_turns: int | None) -> 
         start = hands.bench.truth.tower_state().stories()
         player = Player(hands, BlockDims.of(cell.blocks), RuleOptions(),
                         fast_policy(policy_name, seed, hands))
-        result = play_game(player, max_turns)
+        ends = [time.monotonic()]
+        result = play_game(player, max_turns, on_turn=lambda report: ends.append(time.monotonic()))
+        if len(ends) <= len(result.turns):      # a turn an error stopped, kept without on_turn
+            ends.append(time.monotonic())
     finally:
         world.close()
     return game_record(result, policy_name, seed, "fast", start, bool(hands.rode),
-                       time.monotonic() - started)
+                       time.monotonic() - started, list(np.diff(ends)))
 
 
 def fast_policy(name: str, seed: int, hands) -> Policy:
@@ -122,18 +143,19 @@ def play_full_game(cell_path: str, seed: int, policy_name: str, max_turns: int |
 
 
 def game_record(result: SoloResult, policy: str, seed: int, mode: str, start_stories: str,
-                rode: bool, wall_s: float) -> GameRecord:
+                rode: bool, wall_s: float, turn_wall_s: list[float] = ()) -> GameRecord:
     """A solo game's figures. `rode`: blocks rode along on the last drawn block, so a fall while it
-    was placed or settling is the pull's."""
+    was placed or settling is the pull's. `turn_wall_s`: each turn's wall time, as far as known."""
     game = GameRecord(policy, seed, mode, start_stories, stories=result.stories or start_stories,
                       wall_s=round(wall_s, 1))
-    for report in result.turns:
+    for i, report in enumerate(result.turns):
         game.turns.append(TurnRecord(
             report.number, list(report.source) if report.source else None,
             list(report.target) if report.target else None, len(report.probes),
             [[p.layer, p.slot] for p in report.probes], len(report.let_go),
             report.legal and not report.error, report.fell, time_s=round(report.duration_s, 2),
-            stories=report.stories, taken_after_all=report.taken_after_all))
+            stories=report.stories, taken_after_all=report.taken_after_all,
+            wall_s=round(float(turn_wall_s[i]), 2) if i < len(turn_wall_s) else 0.0))
     if result.turns and (result.fell or result.error):
         last = game.turns[-1]
         last.fell = result.fell
@@ -142,33 +164,7 @@ def game_record(result: SoloResult, policy: str, seed: int, mode: str, start_sto
     return game
 
 
-# --- figures --------------------------------------------------------------------------------------
-
-def summarise(games: list[GameRecord]) -> dict:
-    """The figures of one policy over its games."""
-    stories = [stories_value(g.stories) for g in games]
-    turns = [t for g in games for t in g.turns]
-    good = [t for t in turns if t.legal and not t.fell]
-    causes = Counter(t.cause for t in turns if t.fell)
-    return {
-        "games": len(games),
-        "stories_median": round(float(np.median(stories)), 2),
-        "stories_max": round(float(max(stories)), 2),
-        "blocks_moved_median": float(np.median([g.blocks_moved for g in games])),
-        "extraction_success": round(len(good) / len(turns), 3) if turns else 0.0,
-        "probes_per_turn": round(float(np.mean([t.probes for t in turns])), 2) if turns else 0.0,
-        "turn_time_s_median": round(float(np.median([t.time_s for t in good])), 1) if good else None,
-        "falls_by_cause": dict(sorted(causes.items())),
-        "ended_by": dict(sorted(Counter(g.ended_by for g in games).items())),
-        "games_detail": [{**asdict(g), "blocks_moved": g.blocks_moved} for g in games],
-    }
-
-
-def summarise_each(games: list[GameRecord], names) -> dict:
-    """The figures of each policy of `names` over its games, in seed order."""
-    return {name: summarise(sorted((g for g in games if g.policy == name), key=lambda g: g.seed))
-            for name in names}
-
+# --- the sweep ------------------------------------------------------------------------------------
 
 def _fast_game(job: tuple) -> GameRecord:
     cell_path, seed, name, max_turns = job
@@ -176,46 +172,45 @@ def _fast_game(job: tuple) -> GameRecord:
     return play_fast_game(load(cell_path), seed, name, max_turns)
 
 
-def play_games(play: Callable[[tuple], GameRecord], work: list[tuple], jobs: int,
-               progress: Callable[[int, int], None] | None = None) -> list[GameRecord]:
-    """`play(job)` for every job, `jobs` at a time, each in its own process (games share nothing;
-    `play` must then be a module's function), or here in turn with one job or one game. In the
-    order they end."""
-    games: list[GameRecord] = []
-    if jobs <= 1 or len(work) == 1:
-        for job in work:
-            games.append(play(job))
-            if progress:
-                progress(len(games), len(work))
-        return games
-    import concurrent.futures
-    import multiprocessing
-    context = multiprocessing.get_context("spawn")   # no MuJoCo state shared by a fork
-    with concurrent.futures.ProcessPoolExecutor(jobs, mp_context=context) as pool:
-        for future in concurrent.futures.as_completed([pool.submit(play, job) for job in work]):
-            games.append(future.result())
-            if progress:
-                progress(len(games), len(work))
-    return games
+def _full_game(job: tuple) -> GameRecord:
+    return play_full_game(*job)
 
 
 def measure(cell_path: str, seeds: list[int], max_turns: int | None = None, full: bool = False,
-            policies: tuple[str, ...] = POLICIES, jobs: int = 1,
+            policies: tuple[str, ...] = POLICIES, engine=None, games_path: str | None = None,
             progress: Callable[[int, int], None] | None = None) -> dict:
-    """Every policy over every seed; the figures per policy under `policies`. Fast games run
-    `jobs` at a time, each in its own process (they share nothing); full games one at a time,
-    as each needs the machine to itself to keep real time."""
+    """Every policy over every seed: the figures per policy, with intervals, and each pair of
+    policies compared on the same seeds. Fast games go to `engine` (this process if None); full
+    games are played here one at a time, as each needs the machine to itself to keep real time.
+    `games_path`: a file that keeps each finished game (controller/bench/sweep.py)."""
+    from controller.bench import sweep
+    from controller.bench.engines import InProcess
     from controller.bench.oracle import check_mode
     check_mode(full, policies)
+    mode = "full" if full else "fast"
+    if full or engine is None:
+        engine = InProcess()
     started = time.monotonic()
-    out = {"mode": "full" if full else "fast", "seeds": seeds, "max_turns": max_turns,
-           "policies": {}}
     work = [(cell_path, seed, name, max_turns) for name in policies for seed in seeds]
-    if full:
-        # one at a time, in this process: each needs the machine to itself to keep real time
-        games = play_games(lambda job: play_full_game(*job), work, 1, progress)
-    else:
-        games = play_games(_fast_game, work, jobs, progress)
-    out["policies"] = summarise_each(games, policies)
-    out["wall_s"] = round(time.monotonic() - started, 1)
-    return out
+    games_file = sweep.GamesFile(games_path, sweep.settings(mode, cell_path, max_turns)) \
+        if games_path else None
+    games, lost = sweep.run(engine, _full_game if full else _fast_game, work,
+                            lambda job: (job[2], job[1]), games_file, progress)
+    return sweep_figures(mode, seeds, max_turns, games, lost, policies, engine, games_file,
+                         time.monotonic() - started, lambda job: (job[2], job[1]))
+
+
+def sweep_figures(mode: str, seeds: list[int], max_turns: int | None, games: list[GameRecord],
+                  lost: list, names, engine, games_file, wall_s: float,
+                  key: Callable[[tuple], tuple[str, int]]) -> dict:
+    """A sweep's JSON: the same whichever engine ran it, but for where and how long."""
+    from controller.bench.figures import compare, summarise_each
+    return {"mode": mode, "seeds": seeds, "max_turns": max_turns,
+            "policies": summarise_each(games, names),
+            "comparisons": compare(games, names),
+            "lost": [{"policy": key(one.job)[0], "seed": key(one.job)[1], "reason": one.reason}
+                     for one in lost],
+            "engine": engine.description,
+            "games_file": {"path": str(games_file.path), "games_kept": len(games_file.games),
+                           "lines_unused": games_file.other} if games_file else None,
+            "wall_s": round(wall_s, 1)}

@@ -14,7 +14,7 @@ from __future__ import annotations
 import time
 from typing import Callable
 
-from controller.bench.game import GameRecord, TurnRecord, play_games, summarise_each
+from controller.bench.game import GameRecord, TurnRecord, sweep_figures
 from planning.game.rules import check_move
 from planning.game.rules.options import SETTLING_WINDOW_S
 from planning.game.tower import TowerError, TowerState
@@ -120,14 +120,19 @@ def _person_game(job: tuple) -> GameRecord:
 
 
 def measure(cell_path: str, seeds: list[int], skills: tuple[float, ...] = SKILLS,
-            max_turns: int | None = None, jobs: int = 1,
+            max_turns: int | None = None, engine=None, games_path: str | None = None,
             progress: Callable[[int, int], None] | None = None) -> dict:
-    """Every skill over every seed, `jobs` games at a time (each in its own process; one job, or
-    one game, in this process)."""
+    """Every skill over every seed, the games given to `engine` (this process if None);
+    `games_path` keeps each finished game (controller/bench/sweep.py)."""
+    from controller.bench import sweep
+    from controller.bench.engines import InProcess
+    engine = engine or InProcess()
     started = time.monotonic()
     work = [(cell_path, seed, skill, max_turns) for skill in skills for seed in seeds]
-    games = play_games(_person_game, work, jobs, progress)
-    out = {"mode": "person", "seeds": seeds, "max_turns": max_turns,
-           "policies": summarise_each(games, [label(skill) for skill in skills])}
-    out["wall_s"] = round(time.monotonic() - started, 1)
-    return out
+    games_file = sweep.GamesFile(games_path, sweep.settings("person", cell_path, max_turns)) \
+        if games_path else None
+    key = lambda job: (label(job[2]), job[1])       # noqa: E731
+    games, lost = sweep.run(engine, _person_game, work, key, games_file, progress)
+    return sweep_figures("person", seeds, max_turns, games, lost,
+                         [label(skill) for skill in skills], engine, games_file,
+                         time.monotonic() - started, key)

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import json
 import os
 import platform
+import sys
 import time
 from pathlib import Path
 
@@ -14,6 +16,7 @@ from controller.bench.oracle import BENCH_POLICIES, TABLE_NAMES, check_mode
 from controller.bench.person import SKILLS as PERSON_SKILLS
 from controller.commands.cell_cmd import load
 from controller.commands.common import CommandError
+from controller.commands.game_tables import GAME_COLUMNS, PERSON_COLUMNS, games_table
 from controller.commands.progress import Progress
 from hardware.cells import DEFAULT_CELL
 from planning.policies import POLICIES
@@ -57,6 +60,15 @@ def register(commands: argparse._SubParsersAction) -> None:
     bench.add_argument("--jobs", type=int, default=os.cpu_count() or 1,
                        help="game suite (fast mode) and person suite: games played at once (default: one "
                        "per core)")
+    bench.add_argument("--ray", metavar="ADDRESS",
+                       help="game and person suites (fast mode): play the games on a Ray cluster: "
+                       "`local` starts one on this machine (127.0.0.1, --jobs CPUs), `auto` joins "
+                       "the one `ray start` started here, or a cluster's address (host:port); "
+                       "needs the extra: pip install 'jenga-robot[cluster]'")
+    bench.add_argument("--games", metavar="FILE",
+                       help="game and person suites: keep each finished game in FILE (JSON lines); "
+                       "the games FILE already holds, played by this code on this cell with this "
+                       "cap, are not played again")
     bench.add_argument("--burners", type=int, default=4,
                        help="load suite: busy processes beside the runs (default %(default)s)")
     bench.add_argument("--turns", type=int, default=3,
@@ -85,6 +97,9 @@ def run_bench(args: argparse.Namespace) -> int:
         check_mode(args.full, asked)
     except ValueError as exc:
         raise CommandError(str(exc)) from None
+    if args.ray and args.full:
+        raise CommandError("--ray runs fast games; the full pipeline keeps real time on this "
+                           "machine, one game at a time")
     skills = _skills(args.skills)
     report = {"machine": machine(), "suites": {}}
     tables = []
@@ -112,31 +127,50 @@ def run_bench(args: argparse.Namespace) -> int:
                                               {"machine": report["machine"], **report["suites"][suites[0]]},
                                               indent=2) + "\n")
     print("\n\n".join(tables))
+    lost = sum(len(figures.get("lost", ())) for figures in report["suites"].values())
+    if lost:
+        print(f"jenga-robot bench: {lost} games lost, left out of the figures (see the table); "
+              "run again to play them" + (", --games keeps the finished ones" if not args.games
+                                          else ""), file=sys.stderr)
+        return 1
     return 0
-
-
-GAME_COLUMNS = ("stories_median", "stories_max", "blocks_moved_median", "extraction_success",
-                "probes_per_turn", "turn_time_s_median", "falls_by_cause")
-PERSON_COLUMNS = GAME_COLUMNS[:-1] + ("ended_by",)
 
 
 def _game(args: argparse.Namespace) -> tuple[dict, str]:
     from controller.bench.game import measure
     seeds = list(range(args.first_seed, args.first_seed + args.seeds))
     policies = tuple(p for p in BENCH_POLICIES if p in args.policies.split(","))
-    figures = measure(args.cell, seeds, args.max_turns, full=args.full,
-                      policies=policies, jobs=args.jobs, progress=Progress("bench game"))
-    return figures, _games_table(f"game ({figures['mode']} mode", seeds, figures, GAME_COLUMNS,
+    with _engine(args, len(seeds) * len(policies)) as engine:
+        figures = measure(args.cell, seeds, args.max_turns, full=args.full, policies=policies,
+                          engine=engine, games_path=args.games, progress=Progress("bench game"))
+    return figures, games_table(f"game ({figures['mode']} mode", seeds, figures, GAME_COLUMNS,
                                  TABLE_NAMES)
 
 
 def _person(args: argparse.Namespace, skills: tuple[float, ...]) -> tuple[dict, str]:
     from controller.bench.person import measure
     seeds = list(range(args.first_seed, args.first_seed + args.seeds))
-    figures = measure(args.cell, seeds, skills, args.max_turns, jobs=args.jobs,
-                      progress=Progress("bench person"))
-    return figures, _games_table("person (the simulated person alone", seeds, figures,
+    with _engine(args, len(seeds) * len(skills)) as engine:
+        figures = measure(args.cell, seeds, skills, args.max_turns, engine=engine,
+                          games_path=args.games, progress=Progress("bench person"))
+    return figures, games_table("person (the simulated person alone", seeds, figures,
                                  PERSON_COLUMNS, {})
+
+
+@contextlib.contextmanager
+def _engine(args: argparse.Namespace, games: int):
+    """Where the suite's games run (controller/bench/engines.py), closed after."""
+    from controller.bench.engines import EngineError, engine_for
+    try:
+        engine = engine_for(args.jobs, args.ray, games)
+    except EngineError as exc:
+        raise CommandError(str(exc)) from None
+    try:
+        yield engine
+    except EngineError as exc:
+        raise CommandError(str(exc)) from None
+    finally:
+        engine.close()
 
 
 def _skills(text: str) -> tuple[float, ...]:
@@ -151,21 +185,6 @@ def _skills(text: str) -> tuple[float, ...]:
     except ValueError as exc:
         raise CommandError(f"--skills {text}: {exc}") from None
     return tuple(dict.fromkeys(skills))            # each once, in the order given
-
-
-def _games_table(title: str, seeds: list[int], figures: dict, columns: tuple[str, ...],
-                 labels: dict[str, str]) -> str:
-    """`title` opens a parenthesis that the seeds, the cap and the wall time close."""
-    lines = [f"### {title}, seeds {seeds[0]}-{seeds[-1]}, "
-             + (f"at most {figures['max_turns']} turns" if figures['max_turns'] else "whole games")
-             + f", wall {figures['wall_s']} s)", "",
-             "| policy | " + " | ".join(columns) + " |",
-             "| --- |" + " --- |" * len(columns)]
-    for name, row in figures["policies"].items():
-        cells = [", ".join(f"{k} {v}" for k, v in row[c].items()) or "none" if isinstance(row[c], dict)
-                 else str(row[c]) for c in columns]
-        lines.append(f"| {labels.get(name, name)} | " + " | ".join(cells) + " |")
-    return "\n".join(lines)
 
 
 def _link(firmware: str) -> tuple[dict, str]:

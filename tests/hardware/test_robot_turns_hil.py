@@ -14,7 +14,8 @@ import urllib.request
 import numpy as np
 import pytest
 
-from controller.bench.game import game_record, summarise
+from controller.bench.figures import summarise
+from controller.bench.game import game_record
 from controller.cell_link import CellLink, SimulatedCell
 from controller.commands.play_cmd import SIM_STALL_S
 from controller.solo import play_game

@@ -1,0 +1,274 @@
+"""Where the benchmark's games run: in this process (`InProcess`, one at a time), in local
+processes (`LocalProcesses`, `jobs` at a time) or on a Ray cluster (`RayCluster`, `--ray`).
+
+Every game is an independent task: `play(job)` for a module's function `play`, its result a
+`GameRecord`. Whichever engine runs them, results come back as they finish; a game whose worker
+process crashed or was lost is played once more; a game that raises, or whose worker is lost a
+second time, comes back as `Lost` and the others go on. Each worker uses one thread for numpy's
+linear algebra: a game is one core's work, and the same thread count everywhere keeps a game's
+numbers the same wherever it runs.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import multiprocessing
+import multiprocessing.connection
+import os
+import signal
+import socket
+import traceback
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib.util import find_spec
+from pathlib import Path
+from typing import Callable, Iterator, Protocol
+
+# Linear algebra on one thread in every worker, whatever the engine.
+ONE_THREAD = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+# The packages a game's result depends on (with their data files: the cell, the models).
+CODE_PACKAGES = ("controller", "perception", "planning", "firmware_bridge", "hardware")
+ATTEMPTS = 2                     # a game whose worker dies is played once more
+
+
+class EngineError(RuntimeError):
+    """The engine cannot run games (Ray missing, no cluster at the address, other code on a
+    worker); the message says what to do."""
+
+
+@dataclass(frozen=True)
+class Lost:
+    """A game that did not come back: `job` as given, `reason` in words."""
+    job: tuple
+    reason: str
+
+
+class Engine(Protocol):
+    description: str
+
+    def run(self, play: Callable, work: list[tuple]) -> Iterator:
+        """`play(job)` for each job of `work`; yields each result (or `Lost`) as it finishes."""
+
+    def close(self) -> None: ...
+
+
+@lru_cache(maxsize=1)
+def code_fingerprint() -> str:
+    """A digest of the source and data of the product's packages as this process sees them: two
+    processes with the same fingerprint play the same game from the same seed."""
+    digest = hashlib.sha256()
+    for package in CODE_PACKAGES:
+        spec = find_spec(package)
+        if spec is None or not spec.submodule_search_locations:
+            continue
+        root = Path(list(spec.submodule_search_locations)[0])
+        for path in sorted(root.rglob("*")):
+            if path.suffix in (".py", ".toml", ".xml", ".json") and "__pycache__" not in path.parts:
+                digest.update(f"{package}/{path.relative_to(root).as_posix()}\0".encode())
+                digest.update(path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def attempt(play: Callable, job: tuple) -> tuple[str, object]:
+    """What a worker runs: ("done", the game) or ("failed", the game's error in words)."""
+    try:
+        return "done", play(job)
+    except Exception as exc:            # the game's own error: it would happen again
+        return "failed", game_error(exc)
+
+
+def fingerprinted(play: Callable, job: tuple) -> tuple[str, tuple[str, object]]:
+    """What a remote worker runs: the game's attempt, and the fingerprint of the code that
+    played it."""
+    return code_fingerprint(), attempt(play, job)
+
+
+# --- here, one at a time ---------------------------------------------------------------------------
+
+class InProcess:
+    """Every game in this process, in turn (one job; the full pipeline, which keeps real time)."""
+
+    description = "this process"
+
+    def run(self, play: Callable, work: list[tuple]) -> Iterator:
+        for job in work:
+            yield play(job)
+
+    def close(self) -> None:
+        pass
+
+
+# --- local processes -------------------------------------------------------------------------------
+
+class LocalProcesses:
+    """Each game in a process of its own, started for it (spawned: no MuJoCo state shared by a
+    fork), `jobs` at a time. A process that ends without an answer (killed, out of memory, a
+    crash in native code) is a lost worker: its game is played once more."""
+
+    def __init__(self, jobs: int):
+        self.jobs = jobs
+        self.description = f"{jobs} local processes"
+
+    def run(self, play: Callable, work: list[tuple]) -> Iterator:
+        context = multiprocessing.get_context("spawn")
+        waiting = list(enumerate(work))
+        tries: dict[int, int] = {}
+        running: dict = {}              # the answer's pipe -> (index, job, process)
+        try:
+            while waiting or running:
+                while waiting and len(running) < self.jobs:
+                    index, job = waiting.pop(0)
+                    receive, send = context.Pipe(duplex=False)
+                    process = context.Process(target=_child, args=(play, job, send), daemon=True)
+                    with _environment(ONE_THREAD):
+                        process.start()
+                    send.close()        # the child's end: EOF here when the child is gone
+                    tries[index] = tries.get(index, 0) + 1
+                    running[receive] = (index, job, process)
+                for receive in multiprocessing.connection.wait(list(running)):
+                    index, job, process = running.pop(receive)
+                    try:
+                        answer = receive.recv()
+                    except EOFError:
+                        answer = None
+                    receive.close()
+                    process.join()
+                    if answer is None:
+                        if tries[index] < ATTEMPTS:
+                            waiting.insert(0, (index, job))
+                            continue
+                        yield Lost(job, f"its worker process died {ATTEMPTS} times (exit code "
+                                        f"{process.exitcode})")
+                    elif answer[0] == "done":
+                        yield answer[1]
+                    else:
+                        yield Lost(job, answer[1])
+        finally:                        # Ctrl-C, an error, or the caller stopped reading
+            for receive, (_, _, process) in running.items():
+                process.terminate()
+                process.join()
+                receive.close()
+
+    def close(self) -> None:
+        pass
+
+
+def _child(play: Callable, job: tuple, send) -> None:
+    # the parent handles Ctrl-C and SIGTERM and ends its children; a child just ends
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    send.send(attempt(play, job))
+    send.close()
+
+
+def game_error(exc: BaseException) -> str:
+    """A game's exception in one line, with where it was raised."""
+    frame = traceback.extract_tb(exc.__traceback__)[-1] if exc.__traceback__ else None
+    where = f" ({Path(frame.filename).name}:{frame.lineno})" if frame else ""
+    return f"the game raised {type(exc).__name__}: {exc}{where}"
+
+
+@contextlib.contextmanager
+def _environment(values: dict[str, str]):
+    """`values` in os.environ while a child is started (it inherits them), as they were after."""
+    before = {key: os.environ.get(key) for key in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for key, value in before.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+
+
+# --- a Ray cluster ---------------------------------------------------------------------------------
+
+class RayCluster:
+    """Games as Ray tasks, one CPU each. `address`: "local" starts a Ray instance on this machine
+    (bound to 127.0.0.1, `cpus` CPUs) and stops it at close; "auto" joins the cluster started on
+    this machine with `ray start`; anything else is a cluster's address (host:port or
+    ray://host:port). Every worker must have this same code installed: each result carries the
+    fingerprint of the code that played it, and other code stops the run."""
+
+    def __init__(self, address: str, cpus: int | None = None):
+        if address == "local":
+            # Ray takes the machine's network address for a node unless told it is no cluster;
+            # a local instance serves this machine only (set before Ray is imported).
+            os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"
+        try:
+            import ray
+        except ImportError:
+            raise EngineError("--ray needs Ray, an optional extra: pip install "
+                              "'jenga-robot[cluster]'") from None
+        self._ray = ray
+        if address not in ("local", "auto"):
+            _check_reachable(address)       # Ray itself would wait minutes for a wrong address
+        options = dict(configure_logging=False, log_to_driver=False)
+        try:
+            if address == "local":
+                ray.init(num_cpus=cpus, include_dashboard=False, **options)
+            else:
+                ray.init(address=address, **options)
+        except (ConnectionError, RuntimeError, ValueError) as exc:
+            raise EngineError(f"no Ray cluster at {address!r} ({exc}); start one (`ray start "
+                              "--head` on this machine, then --ray auto) or use --ray local") \
+                from None
+        self.address = ray.get_runtime_context().gcs_address
+        self.cpus = int(ray.cluster_resources().get("CPU", 0))
+        self.description = f"Ray at {self.address} ({self.cpus} CPUs)"
+        # max_retries: Ray plays a task again when its worker or node is lost
+        self._game = ray.remote(num_cpus=1, max_retries=ATTEMPTS - 1,
+                                runtime_env={"env_vars": ONE_THREAD})(fingerprinted)
+
+    def run(self, play: Callable, work: list[tuple]) -> Iterator:
+        ray = self._ray
+        here = code_fingerprint()
+        pending = {self._game.remote(play, job): job for job in work}
+        try:
+            while pending:
+                done, _ = ray.wait(list(pending), num_returns=1)
+                for ref in done:
+                    job = pending.pop(ref)
+                    try:
+                        fingerprint, (kind, answer) = ray.get(ref)
+                    except ray.exceptions.RayError as exc:
+                        yield Lost(job, f"its worker was lost {ATTEMPTS} times "
+                                        f"({type(exc).__name__})")
+                        continue
+                    if fingerprint != here:
+                        raise EngineError(
+                            f"a Ray worker runs other code (fingerprint {fingerprint}, here "
+                            f"{here}): install this commit on every node of the cluster")
+                    yield answer if kind == "done" else Lost(job, answer)
+        finally:
+            for ref in pending:           # the run was stopped: its games are of no use now
+                with contextlib.suppress(Exception):
+                    ray.cancel(ref, force=True)
+
+    def close(self) -> None:
+        self._ray.shutdown()        # a local instance stops; a cluster keeps running
+
+
+def _check_reachable(address: str, timeout_s: float = 5.0) -> None:
+    host, _, port = address.removeprefix("ray://").rpartition(":")
+    if not host or not port.isdigit():
+        raise EngineError(f"--ray {address}: give a cluster's address as host:port (or "
+                          "ray://host:port), `auto` or `local`")
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=timeout_s).close()
+    except OSError as exc:
+        raise EngineError(f"no Ray cluster answers at {address} ({exc.strerror or exc}); check "
+                          "the address `ray start --head` printed, or use --ray local") from None
+
+
+def engine_for(jobs: int, ray_address: str | None, work: int) -> Engine:
+    """The engine for `work` games: Ray if asked, local processes for more than one job and
+    game, else this process."""
+    if ray_address:
+        return RayCluster(ray_address, cpus=jobs)
+    if jobs > 1 and work > 1:
+        return LocalProcesses(jobs)
+    return InProcess()

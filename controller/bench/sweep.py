@@ -1,0 +1,82 @@
+"""A sweep of games (the game and person suites): every game given to an engine
+(controller/bench/engines.py), each kept as it finishes, so a long sweep loses nothing when it is
+stopped and can be taken up again.
+
+`--games FILE` keeps each finished game as a JSON line with the settings it was played under
+(the suite's mode, the move cap, the cell file's and the code's digests). A sweep given the same
+file plays only the games the file does not hold under the same settings; lines played under
+other settings stay in the file, unused.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict
+from pathlib import Path
+from typing import Callable, Iterator
+
+from controller.bench.engines import Engine, Lost, code_fingerprint
+from controller.bench.game import GameRecord
+
+
+def settings(mode: str, cell_path: str, max_turns: int | None) -> dict:
+    """What a game's result depends on besides its seed and policy."""
+    return {"mode": mode, "max_turns": max_turns, "code": code_fingerprint(),
+            "cell": hashlib.sha256(Path(cell_path).read_bytes()).hexdigest()[:16]}
+
+
+class GamesFile:
+    """Finished games, one JSON line each: {"settings": ..., "game": ...}."""
+
+    def __init__(self, path: str | Path, settings: dict):
+        self.path = Path(path)
+        self.settings = settings
+        self.games: dict[tuple[str, int], GameRecord] = {}
+        self.other = 0          # lines of other settings, or unreadable (a line cut by a kill)
+        if self.path.exists():
+            for line in self.path.read_text().splitlines():
+                try:
+                    entry = json.loads(line)
+                    game = GameRecord.from_dict(entry["game"]) \
+                        if entry["settings"] == settings else None
+                except (ValueError, KeyError, TypeError):
+                    game = None
+                if game is None:
+                    self.other += bool(line.strip())
+                else:
+                    self.games[(game.policy, game.seed)] = game
+
+    def add(self, game: GameRecord) -> None:
+        self.games[(game.policy, game.seed)] = game
+        with self.path.open("a") as out:
+            out.write(json.dumps({"settings": self.settings, "game": asdict(game)}) + "\n")
+
+
+def run(engine: Engine, play: Callable, work: list[tuple], key: Callable[[tuple], tuple[str, int]],
+        games_file: GamesFile | None = None,
+        progress: Callable[[int, int], None] | None = None) -> tuple[list[GameRecord], list[Lost]]:
+    """Every job of `work` (`key(job)`: its policy and seed) played by `engine`, but those
+    `games_file` already holds; each game kept in the file as it finishes. Returns the games
+    (those from the file first, then in the order they finished) and the games lost."""
+    held = games_file.games if games_file else {}
+    games = [held[key(job)] for job in work if key(job) in held]
+    todo = [job for job in work if key(job) not in held]
+    lost: list[Lost] = []
+    if progress and games:
+        progress(len(games), len(work))
+    for outcome in _each(engine, play, todo):
+        if isinstance(outcome, Lost):
+            lost.append(outcome)
+        else:
+            games.append(outcome)
+            if games_file:
+                games_file.add(outcome)
+        if progress:
+            progress(len(games) + len(lost), len(work))
+    return games, lost
+
+
+def _each(engine: Engine, play: Callable, work: list[tuple]) -> Iterator:
+    if work:
+        yield from engine.run(play, work)
