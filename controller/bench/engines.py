@@ -4,9 +4,11 @@ processes (`LocalProcesses`, `jobs` at a time) or on a Ray cluster (`RayCluster`
 Every game is an independent task: `play(job)` for a module's function `play`, its result a
 `GameRecord`. Whichever engine runs them, results come back as they finish; a game whose worker
 process crashed or was lost is played once more; a game that raises, or whose worker is lost a
-second time, comes back as `Lost` and the others go on. Each worker uses one thread for numpy's
-linear algebra: a game is one core's work, and the same thread count everywhere keeps a game's
-numbers the same wherever it runs.
+second time, comes back as `Lost` and the others go on. Every game runs with one thread for
+numpy's linear algebra (threadpoolctl): a game is one core's work, and the same thread count
+everywhere keeps a game's numbers the same wherever it runs. Every game also reports the
+fingerprint of the code that played it: a worker that runs other code (another commit on a node,
+the source changed on disk during a sweep) stops the run.
 """
 
 from __future__ import annotations
@@ -16,25 +18,27 @@ import hashlib
 import multiprocessing
 import multiprocessing.connection
 import os
+import platform
 import signal
 import socket
 import traceback
 from dataclasses import dataclass
 from functools import lru_cache
+from importlib import metadata
 from importlib.util import find_spec
 from pathlib import Path
 from typing import Callable, Iterator, Protocol
 
-# Linear algebra on one thread in every worker, whatever the engine.
-ONE_THREAD = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
-# The packages a game's result depends on (with their data files: the cell, the models).
+# The packages a game's result depends on (with their data files: the cell, the models), and the
+# libraries whose version changes the numbers.
 CODE_PACKAGES = ("controller", "perception", "planning", "firmware_bridge", "hardware")
+NUMERIC_LIBRARIES = ("mujoco", "numpy", "scipy", "roboticstoolbox-python")
 ATTEMPTS = 2                     # a game whose worker dies is played once more
 
 
 class EngineError(RuntimeError):
-    """The engine cannot run games (Ray missing, no cluster at the address, other code on a
-    worker); the message says what to do."""
+    """The engine cannot run games (Ray missing, no cluster at the address, other code or no
+    code on a worker); the message says what to do."""
 
 
 @dataclass(frozen=True)
@@ -55,9 +59,15 @@ class Engine(Protocol):
 
 @lru_cache(maxsize=1)
 def code_fingerprint() -> str:
-    """A digest of the source and data of the product's packages as this process sees them: two
-    processes with the same fingerprint play the same game from the same seed."""
-    digest = hashlib.sha256()
+    """A digest of the source and data of the product's packages as this process sees them, with
+    Python's and the numeric libraries' versions: two processes with the same fingerprint play
+    the same game from the same seed (on the same kind of processor)."""
+    digest = hashlib.sha256(f"python {platform.python_version()}\0".encode())
+    for library in NUMERIC_LIBRARIES:
+        try:
+            digest.update(f"{library} {metadata.version(library)}\0".encode())
+        except metadata.PackageNotFoundError:
+            digest.update(f"{library} none\0".encode())
     for package in CODE_PACKAGES:
         spec = find_spec(package)
         if spec is None or not spec.submodule_search_locations:
@@ -70,18 +80,25 @@ def code_fingerprint() -> str:
     return digest.hexdigest()[:16]
 
 
-def attempt(play: Callable, job: tuple) -> tuple[str, object]:
-    """What a worker runs: ("done", the game) or ("failed", the game's error in words)."""
+def attempt(play: Callable, job: tuple) -> tuple[str, str, object]:
+    """What every engine runs for a game: (the code's fingerprint, "done", the game) or (the
+    fingerprint, "failed", the game's error in words)."""
+    from threadpoolctl import threadpool_limits
     try:
-        return "done", play(job)
+        with threadpool_limits(limits=1):
+            return code_fingerprint(), "done", play(job)
     except Exception as exc:            # the game's own error: it would happen again
-        return "failed", game_error(exc)
+        return code_fingerprint(), "failed", game_error(exc)
 
 
-def fingerprinted(play: Callable, job: tuple) -> tuple[str, tuple[str, object]]:
-    """What a remote worker runs: the game's attempt, and the fingerprint of the code that
-    played it."""
-    return code_fingerprint(), attempt(play, job)
+def outcome(job: tuple, answer: tuple[str, str, object], here: str):
+    """A game's attempt as an engine yields it: the game, or Lost; other code stops the run."""
+    fingerprint, kind, value = answer
+    if fingerprint != here:
+        raise EngineError(f"a worker ran other code (fingerprint {fingerprint}, here {here}): "
+                          "keep the source as it is while a sweep runs, and install this commit "
+                          "on every node of a cluster")
+    return value if kind == "done" else Lost(job, value)
 
 
 # --- here, one at a time ---------------------------------------------------------------------------
@@ -92,8 +109,9 @@ class InProcess:
     description = "this process"
 
     def run(self, play: Callable, work: list[tuple]) -> Iterator:
+        here = code_fingerprint()
         for job in work:
-            yield play(job)
+            yield outcome(job, attempt(play, job), here)
 
     def close(self) -> None:
         pass
@@ -111,6 +129,7 @@ class LocalProcesses:
         self.description = f"{jobs} local processes"
 
     def run(self, play: Callable, work: list[tuple]) -> Iterator:
+        here = code_fingerprint()
         context = multiprocessing.get_context("spawn")
         waiting = list(enumerate(work))
         tries: dict[int, int] = {}
@@ -121,7 +140,7 @@ class LocalProcesses:
                     index, job = waiting.pop(0)
                     receive, send = context.Pipe(duplex=False)
                     process = context.Process(target=_child, args=(play, job, send), daemon=True)
-                    with _environment(ONE_THREAD):
+                    with _no_ctrl_c():          # the child starts with Ctrl-C ignored
                         process.start()
                     send.close()        # the child's end: EOF here when the child is gone
                     tries[index] = tries.get(index, 0) + 1
@@ -140,10 +159,8 @@ class LocalProcesses:
                             continue
                         yield Lost(job, f"its worker process died {ATTEMPTS} times (exit code "
                                         f"{process.exitcode})")
-                    elif answer[0] == "done":
-                        yield answer[1]
                     else:
-                        yield Lost(job, answer[1])
+                        yield outcome(job, answer, here)
         finally:                        # Ctrl-C, an error, or the caller stopped reading
             for receive, (_, _, process) in running.items():
                 process.terminate()
@@ -160,6 +177,7 @@ def _child(play: Callable, job: tuple, send) -> None:
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     send.send(attempt(play, job))
     send.close()
+    os._exit(0)             # nothing left to do: no exit handler or stray thread may hold it
 
 
 def game_error(exc: BaseException) -> str:
@@ -170,18 +188,14 @@ def game_error(exc: BaseException) -> str:
 
 
 @contextlib.contextmanager
-def _environment(values: dict[str, str]):
-    """`values` in os.environ while a child is started (it inherits them), as they were after."""
-    before = {key: os.environ.get(key) for key in values}
-    os.environ.update(values)
+def _no_ctrl_c():
+    """SIGINT ignored while a child is started: an ignored signal stays ignored in the new
+    program, so Ctrl-C during the child's imports reaches only this process, which ends it."""
+    before = signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
         yield
     finally:
-        for key, value in before.items():
-            if value is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = value
+        signal.signal(signal.SIGINT, before)
 
 
 # --- a Ray cluster ---------------------------------------------------------------------------------
@@ -195,8 +209,9 @@ class RayCluster:
 
     def __init__(self, address: str, cpus: int | None = None):
         if address == "local":
-            # Ray takes the machine's network address for a node unless told it is no cluster;
-            # a local instance serves this machine only (set before Ray is imported).
+            # Ray gives a node the machine's network address unless told there is no cluster; a
+            # local instance serves this machine only. Read when Ray is imported, and by the
+            # processes it starts, so it stays set for this process.
             os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"
         try:
             import ray
@@ -208,10 +223,13 @@ class RayCluster:
             _check_reachable(address)       # Ray itself would wait minutes for a wrong address
         options = dict(configure_logging=False, log_to_driver=False)
         try:
-            if address == "local":
-                ray.init(num_cpus=cpus, include_dashboard=False, **options)
+            if address == "local":          # a new instance, whatever cluster runs here
+                ray.init(address="local", num_cpus=cpus, include_dashboard=False, **options)
             else:
                 ray.init(address=address, **options)
+        except ImportError as exc:          # ray:// needs Ray's client (grpcio)
+            raise EngineError(f"--ray {address}: {exc}; pip install 'jenga-robot[cluster]'") \
+                from None
         except (ConnectionError, RuntimeError, ValueError) as exc:
             raise EngineError(f"no Ray cluster at {address!r} ({exc}); start one (`ray start "
                               "--head` on this machine, then --ray auto) or use --ray local") \
@@ -219,30 +237,40 @@ class RayCluster:
         self.address = ray.get_runtime_context().gcs_address
         self.cpus = int(ray.cluster_resources().get("CPU", 0))
         self.description = f"Ray at {self.address} ({self.cpus} CPUs)"
+        if address == "local" and not self.address.startswith("127.0.0.1:"):
+            self.close()        # Ray was imported before the setting above could take effect
+            raise EngineError(f"the local Ray instance came up at {self.address}, not 127.0.0.1; "
+                              "run the bench in a new process")
+        if self.cpus < 1:
+            self.close()
+            raise EngineError(f"the Ray cluster at {self.address} has no CPU for a game yet; "
+                              "add a node (`ray start --address ...`) and run again")
         # max_retries: Ray plays a task again when its worker or node is lost
-        self._game = ray.remote(num_cpus=1, max_retries=ATTEMPTS - 1,
-                                runtime_env={"env_vars": ONE_THREAD})(fingerprinted)
+        self._game = ray.remote(num_cpus=1, max_retries=ATTEMPTS - 1)(attempt)
 
     def run(self, play: Callable, work: list[tuple]) -> Iterator:
         ray = self._ray
-        here = code_fingerprint()
+        here, lost_worker = code_fingerprint(), _lost_worker_errors()
         pending = {self._game.remote(play, job): job for job in work}
         try:
             while pending:
-                done, _ = ray.wait(list(pending), num_returns=1)
+                # every game finished by now, waiting at most a second for the first
+                done, _ = ray.wait(list(pending), num_returns=len(pending), timeout=1.0)
                 for ref in done:
                     job = pending.pop(ref)
                     try:
-                        fingerprint, (kind, answer) = ray.get(ref)
-                    except ray.exceptions.RayError as exc:
+                        answer = ray.get(ref)
+                    except lost_worker as exc:
                         yield Lost(job, f"its worker was lost {ATTEMPTS} times "
                                         f"({type(exc).__name__})")
                         continue
-                    if fingerprint != here:
-                        raise EngineError(
-                            f"a Ray worker runs other code (fingerprint {fingerprint}, here "
-                            f"{here}): install this commit on every node of the cluster")
-                    yield answer if kind == "done" else Lost(job, answer)
+                    except ray.exceptions.RayError as exc:
+                        # not the game's error (attempt() returns those): the task could not
+                        # run, such as a node without the project installed
+                        raise EngineError(f"a Ray worker could not play a game: "
+                                          f"{_first_line(exc)}; install this commit, with "
+                                          "'jenga-robot[cluster]', on every node") from None
+                    yield outcome(job, answer, here)
         finally:
             for ref in pending:           # the run was stopped: its games are of no use now
                 with contextlib.suppress(Exception):
@@ -250,6 +278,18 @@ class RayCluster:
 
     def close(self) -> None:
         self._ray.shutdown()        # a local instance stops; a cluster keeps running
+
+
+def _lost_worker_errors() -> tuple:
+    from ray import exceptions
+    return tuple(getattr(exceptions, name) for name in (
+        "WorkerCrashedError", "NodeDiedError", "ObjectLostError", "OwnerDiedError",
+        "LocalRayletDiedError") if hasattr(exceptions, name))
+
+
+def _first_line(exc: BaseException) -> str:
+    lines = [line for line in str(exc).splitlines() if line.strip()]
+    return lines[-1].strip() if lines else type(exc).__name__
 
 
 def _check_reachable(address: str, timeout_s: float = 5.0) -> None:

@@ -208,8 +208,9 @@ def sweep_figures(mode: str, seeds: list[int], max_turns: int | None, games: lis
     return {"mode": mode, "seeds": seeds, "max_turns": max_turns,
             "policies": summarise_each(games, names),
             "comparisons": compare(games, names),
-            "lost": [{"policy": key(one.job)[0], "seed": key(one.job)[1], "reason": one.reason}
-                     for one in lost],
+            "lost": sorted(({"policy": key(one.job)[0], "seed": key(one.job)[1],
+                             "reason": one.reason} for one in lost),
+                           key=lambda one: (list(names).index(one["policy"]), one["seed"])),
             "engine": engine.description,
             "games_file": {"path": str(games_file.path), "games_kept": len(games_file.games),
                            "lines_unused": games_file.other} if games_file else None,

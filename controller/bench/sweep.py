@@ -50,7 +50,14 @@ class GamesFile:
     def add(self, game: GameRecord) -> None:
         self.games[(game.policy, game.seed)] = game
         with self.path.open("a") as out:
+            if out.tell() and not self._ends_a_line():
+                out.write("\n")        # after a line a kill cut short, not onto it
             out.write(json.dumps({"settings": self.settings, "game": asdict(game)}) + "\n")
+
+    def _ends_a_line(self) -> bool:
+        with self.path.open("rb") as file:
+            file.seek(-1, 2)
+            return file.read(1) == b"\n"
 
 
 def run(engine: Engine, play: Callable, work: list[tuple], key: Callable[[tuple], tuple[str, int]],

@@ -1,8 +1,10 @@
-"""The game and person suites' markdown: each policy's figures (with their 95 % intervals where
-there are two games or more), each pair of policies compared on the same seeds, and the games
-that did not come back."""
+"""The game and person suites' markdown: each policy's figures (with their 95 % intervals from
+MIN_GAMES games), each pair of policies compared on the same seeds, and the games that did not
+come back."""
 
 from __future__ import annotations
+
+from controller.bench.figures import MIN_GAMES
 
 GAME_COLUMNS = ("stories_median", "stories_mean", "stories_max", "blocks_moved_median", "extraction_success",
                 "probes_per_turn", "turn_time_s_median", "falls_by_cause")
@@ -39,8 +41,8 @@ def _comparisons(comparisons: list[dict], labels: dict[str, str], explained: boo
         return []
     names = list(comparisons[0]["figures"])
     lines = ["", "Paired differences (first policy minus second, on the seeds both played; 95 % "
-             "interval, paired bootstrap over the seeds, from 5 seeds; *settled*: the interval "
-             "leaves 0 out):",
+             f"interval, paired bootstrap over the seeds, from {MIN_GAMES} seeds; *settled*: the "
+             "interval leaves 0 out):",
              "", "| policies | seeds | " + " | ".join(names) + " |",
              "| --- | --- |" + " --- |" * len(names)]
     for pair in comparisons:

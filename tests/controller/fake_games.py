@@ -49,3 +49,12 @@ def crash_always(job: tuple) -> GameRecord:
 def raises(job: tuple) -> GameRecord:
     _attempt(job)
     raise ValueError("no block would come out")
+
+
+def blas_threads(job: tuple) -> GameRecord:
+    """The threads numpy's linear algebra may use while the game runs, in `ended_by`."""
+    from threadpoolctl import threadpool_info
+    game = quick(job)
+    counts = {pool["num_threads"] for pool in threadpool_info() if pool["user_api"] == "blas"}
+    game.ended_by = "blas threads " + ",".join(str(c) for c in sorted(counts))
+    return game

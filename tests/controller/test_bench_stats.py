@@ -68,6 +68,8 @@ def test_the_mean_is_covered_about_95_times_in_100_even_with_ten_games():
 def test_the_level_widens_for_few_games_and_tends_to_the_level_asked():
     assert stats.expanded(0.95, 5) > stats.expanded(0.95, 10) > stats.expanded(0.95, 100) > 0.95
     assert stats.expanded(0.95, 10_000) == pytest.approx(0.95, abs=1e-3)
+    # Hesterberg's expanded level: 2 Phi(sqrt(n / (n - 1)) t_{0.975, n - 1}) - 1
+    assert stats.expanded(0.95, 10) == pytest.approx(0.9829, abs=2e-4)
 
 
 def test_a_pooled_rate_counts_every_turn_and_a_game_without_turns_is_no_error():

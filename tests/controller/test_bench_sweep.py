@@ -47,6 +47,14 @@ def test_lines_of_other_settings_or_cut_short_are_left_unused(tmp_path):
     assert again.games[("ours", 4)] == game
 
 
+def test_a_game_added_after_a_line_cut_without_its_end_is_kept(tmp_path):
+    path = tmp_path / "games.jsonl"
+    path.write_text(json.dumps({"settings": SETTINGS, "game": {"policy": "ours"}})[:40])
+    sweep.GamesFile(path, SETTINGS).add(fake_games.quick((str(tmp_path), 7, "ours")))
+    kept = sweep.GamesFile(path, SETTINGS)
+    assert list(kept.games) == [("ours", 7)] and kept.other == 1
+
+
 def test_a_record_reads_back_as_it_was_written():
     turn = {"number": 1, "source": [3, 0], "target": [18, 1], "probes": 2, "probed": [[3, 0]],
             "let_go": 0, "legal": True, "fell": False, "cause": None, "time_s": 12.5,
@@ -79,8 +87,11 @@ def test_the_figures_compare_policies_on_the_seeds_both_played(tmp_path):
 
 def test_lost_games_are_named_and_left_out(tmp_path):
     from controller.bench.game import sweep_figures
-    lost = [Lost(("cell", 5, "ours", None), "its worker process died 2 times (exit code -9)")]
-    figures = sweep_figures("fast", [5], None, [], lost, ["ours"], InProcess(), None, 1.0,
-                            lambda job: (job[2], job[1]))
+    died = "its worker process died 2 times (exit code -9)"
+    lost = [Lost(("cell", 6, "ours", None), died), Lost(("cell", 5, "random", None), died),
+            Lost(("cell", 5, "ours", None), died)]
+    figures = sweep_figures("fast", [5, 6], None, [], lost, ["ours", "random"], InProcess(), None,
+                            1.0, lambda job: (job[2], job[1]))
     assert figures["policies"] == {} and figures["lost"] == [
-        {"policy": "ours", "seed": 5, "reason": "its worker process died 2 times (exit code -9)"}]
+        {"policy": "ours", "seed": 5, "reason": died}, {"policy": "ours", "seed": 6, "reason": died},
+        {"policy": "random", "seed": 5, "reason": died}]

@@ -48,7 +48,7 @@ def test_the_oracle_is_refused_in_the_full_pipeline():
 
 def test_games_on_ray_are_kept_and_a_second_run_takes_them_up(tmp_path):
     """`--ray local` plays on a Ray instance started for the run; `--games` keeps each game, so
-    the same command again, here in local processes, plays nothing and gives the same figures."""
+    the same command again without --ray plays nothing and gives the same figures."""
     games, first, second = tmp_path / "games.jsonl", tmp_path / "1.json", tmp_path / "2.json"
     common = ("bench", "--suite", "game", "--seeds", "1", "--first-seed", "4", "--max-turns", "1",
               "--policies", "ours", "--jobs", "2", "--games", str(games))
