@@ -213,6 +213,8 @@ class RayCluster:
             # local instance serves this machine only. Read when Ray is imported, and by the
             # processes it starts, so it stays set for this process.
             os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"
+            # Ray reports its use to its makers unless told not to; off unless the user says so
+            os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
         try:
             import ray
         except ImportError:
