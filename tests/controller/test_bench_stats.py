@@ -62,7 +62,7 @@ def test_the_mean_is_covered_about_95_times_in_100_even_with_ten_games():
         sample = {"x": rng.normal(3.0, 2.0, 10)}
         found = stats.interval(stats.mean_of("x"), sample, resamples=1000, seed=trial)
         covered += found.low <= 3.0 <= found.high
-    assert 0.90 <= covered / trials <= 0.98
+    assert 0.91 <= covered / trials <= 0.98     # 0.927 here; the plain percentile interval, 0.873
 
 
 def test_the_level_widens_for_few_games_and_tends_to_the_level_asked():
