@@ -8,7 +8,7 @@ second time, comes back as `Lost` and the others go on. Every game runs with one
 numpy's linear algebra (threadpoolctl): a game is one core's work, and the same thread count
 everywhere keeps a game's numbers the same wherever it runs. Every game also reports the
 fingerprint of the code that played it: a worker that runs other code (another commit on a node,
-the source changed on disk during a sweep) stops the run.
+or a worker process started after the source changed on disk) stops the run.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ import os
 import platform
 import signal
 import socket
+import sys
 import traceback
 from dataclasses import dataclass
 from functools import lru_cache
@@ -32,7 +33,12 @@ from typing import Callable, Iterator, Protocol
 # The packages a game's result depends on (with their data files: the cell, the models), and the
 # libraries whose version changes the numbers.
 CODE_PACKAGES = ("controller", "perception", "planning", "firmware_bridge", "hardware")
-NUMERIC_LIBRARIES = ("mujoco", "numpy", "scipy", "roboticstoolbox-python")
+NUMERIC_LIBRARIES = ("mujoco", "numpy", "scipy", "roboticstoolbox-python", "spatialmath-python")
+CODE_SUFFIXES = (".py", ".toml", ".xml", ".json")
+# Linear algebra on one thread in a worker process from its start, for the libraries a game loads
+# after threadpoolctl's limit was set (SciPy brings an OpenBLAS of its own).
+ONE_THREAD = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+TOKEN_HINT = "~/.ray/auth_token copied to this machine, or RAY_AUTH_TOKEN set"
 ATTEMPTS = 2                     # a game whose worker dies is played once more
 
 
@@ -70,19 +76,31 @@ def code_fingerprint() -> str:
             digest.update(f"{library} none\0".encode())
     for package in CODE_PACKAGES:
         spec = find_spec(package)
-        if spec is None or not spec.submodule_search_locations:
-            continue
-        root = Path(list(spec.submodule_search_locations)[0])
-        for path in sorted(root.rglob("*")):
-            if path.suffix in (".py", ".toml", ".xml", ".json") and "__pycache__" not in path.parts:
-                digest.update(f"{package}/{path.relative_to(root).as_posix()}\0".encode())
-                digest.update(path.read_bytes())
+        if spec is not None and spec.submodule_search_locations:
+            tree_digest(Path(list(spec.submodule_search_locations)[0]), package, digest)
     return digest.hexdigest()[:16]
+
+
+def tree_digest(root: Path, name: str, digest=None):
+    """`digest` updated with a package's source and data under `root`: regular files of
+    CODE_SUFFIXES, by their path below `root`. Left out: caches, hidden files (an editor's lock
+    link), and calibrations a lab writes next to a cell file (`*.calib/`), which no game reads."""
+    digest = digest or hashlib.sha256()
+    for path in sorted(root.rglob("*")):
+        parts = path.relative_to(root).parts
+        if (path.suffix not in CODE_SUFFIXES or not path.is_file() or path.is_symlink()
+                or any(p == "__pycache__" or p.startswith(".") or p.endswith(".calib")
+                       for p in parts)):
+            continue
+        digest.update(f"{name}/{'/'.join(parts)}\0".encode())
+        digest.update(path.read_bytes())
+    return digest
 
 
 def attempt(play: Callable, job: tuple) -> tuple[str, str, object]:
     """What every engine runs for a game: (the code's fingerprint, "done", the game) or (the
     fingerprint, "failed", the game's error in words)."""
+    import scipy.linalg  # noqa: F401  (its OpenBLAS loaded now, so that the limit reaches it)
     from threadpoolctl import threadpool_limits
     try:
         with threadpool_limits(limits=1):
@@ -140,11 +158,13 @@ class LocalProcesses:
                     index, job = waiting.pop(0)
                     receive, send = context.Pipe(duplex=False)
                     process = context.Process(target=_child, args=(play, job, send), daemon=True)
-                    with _no_ctrl_c():          # the child starts with Ctrl-C ignored
+                    # the child starts with Ctrl-C ignored and one thread of linear algebra; it
+                    # is ours to end from the moment it runs
+                    with _no_ctrl_c(), _environment(ONE_THREAD):
                         process.start()
+                        running[receive] = (index, job, process)
                     send.close()        # the child's end: EOF here when the child is gone
                     tries[index] = tries.get(index, 0) + 1
-                    running[receive] = (index, job, process)
                 for receive in multiprocessing.connection.wait(list(running)):
                     index, job, process = running.pop(receive)
                     try:
@@ -177,6 +197,8 @@ def _child(play: Callable, job: tuple, send) -> None:
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     send.send(attempt(play, job))
     send.close()
+    sys.stdout.flush()
+    sys.stderr.flush()
     os._exit(0)             # nothing left to do: no exit handler or stray thread may hold it
 
 
@@ -188,9 +210,25 @@ def game_error(exc: BaseException) -> str:
 
 
 @contextlib.contextmanager
+def _environment(values: dict[str, str]):
+    """`values` in os.environ while a child is started (it inherits them), as they were after."""
+    before = {key: os.environ.get(key) for key in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for key, value in before.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+
+
+@contextlib.contextmanager
 def _no_ctrl_c():
     """SIGINT ignored while a child is started: an ignored signal stays ignored in the new
-    program, so Ctrl-C during the child's imports reaches only this process, which ends it."""
+    program, so Ctrl-C during the child's imports reaches only this process, which ends it.
+    (A Ctrl-C in the few milliseconds of the start itself is lost: press it again.)"""
     before = signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
         yield
@@ -208,21 +246,26 @@ class RayCluster:
     fingerprint of the code that played it, and other code stops the run."""
 
     def __init__(self, address: str, cpus: int | None = None):
-        if address == "local":
-            # Ray gives a node the machine's network address unless told there is no cluster; a
-            # local instance serves this machine only. Read when Ray is imported, and by the
-            # processes it starts, so it stays set for this process.
+        if address == "local" or _loopback(address):
+            # Ray gives a node, and turns 127.0.0.1 into, the machine's network address unless
+            # told there is no cluster; a local instance serves this machine only. Read when Ray
+            # is imported, and by the processes it starts, so it stays set for this process.
             os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"
             # Ray reports its use to its makers unless told not to; off unless the user says so
             os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+        if address not in ("local", "auto"):
+            _check_reachable(address)       # Ray itself would wait minutes for a wrong address
+            if "RAY_AUTH_MODE" not in os.environ and (
+                    "RAY_AUTH_TOKEN" in os.environ or (Path.home() / ".ray/auth_token").exists()):
+                # a driver joining a cluster sends the token only when told to (read as Ray is
+                # imported); it has one here
+                os.environ["RAY_AUTH_MODE"] = "token"
         try:
             import ray
         except ImportError:
             raise EngineError("--ray needs Ray, an optional extra: pip install "
                               "'jenga-robot[cluster]'") from None
         self._ray = ray
-        if address not in ("local", "auto"):
-            _check_reachable(address)       # Ray itself would wait minutes for a wrong address
         options = dict(configure_logging=False, log_to_driver=False)
         try:
             if address == "local":          # a new instance, whatever cluster runs here
@@ -232,9 +275,13 @@ class RayCluster:
         except ImportError as exc:          # ray:// needs Ray's client (grpcio)
             raise EngineError(f"--ray {address}: {exc}; pip install 'jenga-robot[cluster]'") \
                 from None
-        except (ConnectionError, RuntimeError, ValueError) as exc:
+        except (ConnectionError, RuntimeError, ValueError, ray.exceptions.RayError) as exc:
+            if "token" in str(exc).lower():
+                raise EngineError(f"the Ray cluster at {address!r} wants its token ({exc}): copy "
+                                  f"the head's {TOKEN_HINT}") from None
             raise EngineError(f"no Ray cluster at {address!r} ({exc}); start one (`ray start "
-                              "--head` on this machine, then --ray auto) or use --ray local") \
+                              "--head` on this machine, then --ray auto) or use --ray local; a "
+                              f"cluster that wants a token needs the head's {TOKEN_HINT}") \
                 from None
         self.address = ray.get_runtime_context().gcs_address
         self.cpus = int(ray.cluster_resources().get("CPU", 0))
@@ -248,7 +295,8 @@ class RayCluster:
             raise EngineError(f"the Ray cluster at {self.address} has no CPU for a game yet; "
                               "add a node (`ray start --address ...`) and run again")
         # max_retries: Ray plays a task again when its worker or node is lost
-        self._game = ray.remote(num_cpus=1, max_retries=ATTEMPTS - 1)(attempt)
+        self._game = ray.remote(num_cpus=1, max_retries=ATTEMPTS - 1,
+                                runtime_env={"env_vars": ONE_THREAD})(attempt)
 
     def run(self, play: Callable, work: list[tuple]) -> Iterator:
         ray = self._ray
@@ -256,7 +304,7 @@ class RayCluster:
         pending = {self._game.remote(play, job): job for job in work}
         try:
             while pending:
-                # every game finished by now, waiting at most a second for the first
+                # the games finished by now, looked for at least once a second
                 done, _ = ray.wait(list(pending), num_returns=len(pending), timeout=1.0)
                 for ref in done:
                     job = pending.pop(ref)
@@ -270,7 +318,7 @@ class RayCluster:
                         # not the game's error (attempt() returns those): the task could not
                         # run, such as a node without the project installed
                         raise EngineError(f"a Ray worker could not play a game: "
-                                          f"{_first_line(exc)}; install this commit, with "
+                                          f"{_last_line(exc)}; install this commit, with "
                                           "'jenga-robot[cluster]', on every node") from None
                     yield outcome(job, answer, here)
         finally:
@@ -286,12 +334,17 @@ def _lost_worker_errors() -> tuple:
     from ray import exceptions
     return tuple(getattr(exceptions, name) for name in (
         "WorkerCrashedError", "NodeDiedError", "ObjectLostError", "OwnerDiedError",
-        "LocalRayletDiedError") if hasattr(exceptions, name))
+        "LocalRayletDiedError", "OutOfMemoryError") if hasattr(exceptions, name))
 
 
-def _first_line(exc: BaseException) -> str:
+def _last_line(exc: BaseException) -> str:
     lines = [line for line in str(exc).splitlines() if line.strip()]
     return lines[-1].strip() if lines else type(exc).__name__
+
+
+def _loopback(address: str) -> bool:
+    host = address.removeprefix("ray://").rpartition(":")[0].strip("[]")
+    return host == "localhost" or host == "::1" or host.startswith("127.")
 
 
 def _check_reachable(address: str, timeout_s: float = 5.0) -> None:

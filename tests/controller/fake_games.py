@@ -52,7 +52,9 @@ def raises(job: tuple) -> GameRecord:
 
 
 def blas_threads(job: tuple) -> GameRecord:
-    """The threads numpy's linear algebra may use while the game runs, in `ended_by`."""
+    """The threads each linear algebra library may use while the game runs, in `ended_by`
+    (numpy's, and SciPy's own OpenBLAS, which a game loads late through roboticstoolbox)."""
+    import scipy.linalg  # noqa: F401
     from threadpoolctl import threadpool_info
     game = quick(job)
     counts = {pool["num_threads"] for pool in threadpool_info() if pool["user_api"] == "blas"}

@@ -159,6 +159,27 @@ def test_the_code_fingerprint_is_steady():
     assert code_fingerprint() == code_fingerprint() and len(code_fingerprint()) == 16
 
 
+def test_the_fingerprint_changes_with_the_source_and_not_with_what_a_run_leaves(tmp_path):
+    package = tmp_path / "pkg"
+    (package / "cells").mkdir(parents=True)
+    (package / "game.py").write_text("SPEED = 1\n")
+    (package / "cells" / "default.toml").write_text("[cell]\n")
+    before = engines.tree_digest(package, "pkg").hexdigest()
+    # what runs and editors leave beside the source
+    (package / "__pycache__").mkdir()
+    (package / "__pycache__" / "game.cpython-311.pyc").write_bytes(b"\0")
+    (package / "cells" / "default.calib").mkdir()
+    (package / "cells" / "default.calib" / "left.json").write_text("{}")
+    (package / ".#game.py").symlink_to("nowhere-dangling")
+    (package / "notes.txt").write_text("not code")
+    assert engines.tree_digest(package, "pkg").hexdigest() == before
+    (package / "game.py").write_text("SPEED = 2\n")
+    assert engines.tree_digest(package, "pkg").hexdigest() != before
+    (package / "game.py").write_text("SPEED = 1\n")
+    (package / "cells" / "default.toml").rename(package / "cells" / "other.toml")
+    assert engines.tree_digest(package, "pkg").hexdigest() != before
+
+
 # --- real games -----------------------------------------------------------------------------------
 
 SEEDS = [1, 2]
@@ -196,11 +217,13 @@ def test_the_bench_joins_a_running_cluster_by_its_address(ray_cluster, tmp_path)
     """`bench --ray HOST:PORT` from another process plays its games on the cluster, as a sweep
     on a real cluster's head would."""
     out = tmp_path / "game.json"
+    # as from a new shell on the head: none of the settings this process's Ray start made
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RAY_")}
     run = subprocess.run(["nice", "-n", "10", sys.executable, "-m", "controller.cli", "bench",
                           "--suite", "game", "--seeds", "1", "--first-seed", "3",
                           "--max-turns", "1", "--policies", "oracle", "--ray",
                           ray_cluster.address, "--json", str(out)],
-                         capture_output=True, text=True, timeout=600)
+                         capture_output=True, text=True, timeout=600, env=env)
     assert run.returncode == 0, run.stderr
     figures = json.loads(out.read_text())
     assert figures["engine"] == ray_cluster.description and not figures["lost"]
