@@ -16,6 +16,7 @@ from firmware_bridge.client import ArmClient
 from perception.pipeline import Perception, PerceptionResult
 from perception.sources import CameraError, CameraSource, Frame, open_source
 from planning.game.cell.model import Cell
+from planning.processes import stop_process
 
 
 class CellLinkError(RuntimeError):
@@ -184,12 +185,7 @@ class SimulatedCell:
             self.log = (self.log + [line.rstrip()])[-50:]
 
     def close(self) -> None:
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
+        stop_process(self.process, timeout_s=10)
 
     def __enter__(self) -> SimulatedCell:
         return self

@@ -14,6 +14,14 @@ def slot_name(layer: int, slot: int) -> str:
     return f"layer {layer} slot {slot}"
 
 
+def probe_result(layer: int, slot: int, peak_force_n: float, travel_mm: float, p_loose: float,
+                 threshold_n: float | None = None) -> str:
+    """A test push in one line: the live viewer's and a recording made from the match log alike."""
+    guard = f" under a {threshold_n:.2f} N guard" if threshold_n is not None else ""
+    return (f"probe {slot_name(layer, slot)}: peak {peak_force_n:.2f} N{guard}, moved "
+            f"{travel_mm:.1f} mm, p_loose {p_loose:.2f}")
+
+
 def turn_phase(phase: str, report) -> str:
     """What the robot is doing as a phase of its turn begins (controller/turn.py), in words."""
     if phase == "place" and report.target:

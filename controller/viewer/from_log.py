@@ -10,7 +10,7 @@ from typing import Any
 
 from controller.viewer.recorder import Recorder, paths
 from controller.viewer.scene import nominal_boxes
-from controller.wording import slot_name
+from controller.wording import probe_result
 from planning.game.cell.model import Cell
 from planning.game.geometry import TowerGeometry
 from planning.game.tower import TowerError, TowerState
@@ -30,9 +30,9 @@ def describe_event(record: dict[str, Any]) -> tuple[str, str] | None:
     if kind == "note":
         return str(record.get("text", "")), "INFO"
     if kind == "probe":
-        return (f"probe {slot_name(record['layer'], record['slot'])}: peak "
-                f"{record['peak_force_n']:.2f} N, moved {record['travel_mm']:.1f} mm, p_loose "
-                f"{record.get('p_loose', float('nan')):.2f}"), "INFO"
+        return probe_result(record["layer"], record["slot"], record["peak_force_n"],
+                            record["travel_mm"], record.get("p_loose", float("nan")),
+                            record.get("threshold_n")), "INFO"
     details = ", ".join(f"{k} {v}" for k, v in record.items() if k not in _NOT_SAID)
     if kind == "round_end" and "reason" in record:
         details = str(record["reason"])

@@ -21,6 +21,7 @@ import rerun as rr
 
 from controller.viewer.analytics import viewer_environment
 from controller.viewer.scene import Boxes
+from planning.processes import stop_process
 
 TIMELINE = "device_time"
 FLUSH_S = 0.25
@@ -183,12 +184,7 @@ class Recorder:
         return rr.GrpcSink(f"rerun+http://127.0.0.1:{port}/proxy")
 
     def _stop_viewer(self) -> None:
-        if self._viewer_process is not None and self._viewer_process.poll() is None:
-            self._viewer_process.terminate()
-            try:
-                self._viewer_process.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                self._viewer_process.kill()
+        stop_process(self._viewer_process, timeout_s=5)
         self._viewer_process = None
 
     # --- what is recorded ---------------------------------------------------------------------
@@ -244,11 +240,12 @@ class Recorder:
                                          labels=boxes.labels, fill_mode="solid"))
 
     @_costed
-    def probe(self, name: str, trace: list[tuple[float, float]], verdict: str,
+    def probe(self, name: str, trace: list[tuple[float, float]], said: str,
               device_time: float) -> None:
-        """A probe's force along its push (device time, N), and its verdict as an event."""
+        """A probe's force along its push (device time, N), and what it found as an event
+        (controller/wording.py `probe_result`)."""
         self.series(f"{paths.PROBES}/{name}", trace)
-        self.event(device_time, f"probe {name}: {verdict}")
+        self.event(device_time, said)
 
     @_costed
     def series(self, path: str, trace: list[tuple[float, float]]) -> None:

@@ -12,6 +12,7 @@ from controller.turn.report import ProbeRecord, TurnReport
 from controller.viewer.from_log import describe_event
 from controller.viewer.recorder import Recorder, paths
 from controller.viewer.scene import slot_box, tower_boxes
+from controller.wording import probe_result
 from planning.game.geometry import TowerGeometry
 from planning.stability import BlockDims
 
@@ -98,9 +99,9 @@ class Watch:
     def probe(self, record: ProbeRecord) -> None:
         slot = (record.layer, record.slot)
         self.p_loose[slot] = record.p_loose
-        verdict = (f"peak {record.peak_force_n:.2f} N under a {record.threshold_n:.2f} N guard, "
-                   f"moved {record.travel_mm:.1f} mm: p_loose {record.p_loose:.2f}")
-        self.recorder.probe(f"{record.layer}.{record.slot}", record.trace, verdict, self.now())
+        said = probe_result(record.layer, record.slot, record.peak_force_n, record.travel_mm,
+                            record.p_loose, record.threshold_n)
+        self.recorder.probe(f"{record.layer}.{record.slot}", record.trace, said, self.now())
         if self.observation is not None:
             self._tower(self.now())
 

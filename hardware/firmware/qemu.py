@@ -31,6 +31,7 @@ from typing import Sequence
 import serial
 
 from hardware.firmware.build import build_mcu
+from planning.processes import stop_process
 
 QEMU = "qemu-system-arm"
 MACHINE = "mps2-an386"
@@ -215,14 +216,8 @@ class QemuFirmware:
         if self._qmp is not None:
             self._qmp.close()
             self._qmp = None
-        if self._process is not None:
-            self._process.terminate()
-            try:
-                self._process.wait(timeout=5.0)
-            except subprocess.TimeoutExpired:
-                self._process.kill()
-                self._process.wait()
-            self._process = None
+        stop_process(self._process, timeout_s=5.0)
+        self._process = None
         if self._log is not None:
             self._log.close()
             self._log = None

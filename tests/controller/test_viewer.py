@@ -78,7 +78,7 @@ def test_a_recording_holds_the_force_guards_boxes_probes_and_events(tmp_path):
         recorder.guard(0.9, None)
         recorder.boxes(paths.TOWER, 0.1, tower_boxes(observation([block(1, 1, (0, 0, 0.0075))]),
                                                      DIMS))
-        recorder.probe("7.1", [(1.0, 0.1), (1.004, 0.3)], "loose", 1.01)
+        recorder.probe("7.1", [(1.0, 0.1), (1.004, 0.3)], "probe layer 7 slot 1: loose", 1.01)
         recorder.event(1.5, "turn 1: place")
     entities = read_recording(rrd)
     force = entities["/" + paths.WRIST_FORCE]
@@ -88,7 +88,7 @@ def test_a_recording_holds_the_force_guards_boxes_probes_and_events(tmp_path):
     assert guard[0][0] == 0.25 and np.isnan(guard[1][0])
     assert len(entities["/" + paths.TOWER].columns["Boxes3D:centers"][0]) == 1
     assert entities[f"/{paths.PROBES}/7.1"].rows == 2
-    assert texts(entities["/" + paths.EVENTS]) == ["probe 7.1: loose", "turn 1: place"]
+    assert texts(entities["/" + paths.EVENTS]) == ["probe layer 7 slot 1: loose", "turn 1: place"]
 
 
 def test_a_recording_that_cannot_be_written_or_would_write_over_one_says_so(tmp_path):
@@ -198,7 +198,9 @@ def test_a_match_log_becomes_a_recording_with_its_towers_traces_and_calls(tmp_pa
     assert entities[f"/{paths.PROBES}/5.1"].rows == 3
     assert scalars(entities[f"/{paths.PULLS}/5.1"]).max() == 0.6
     lines = texts(entities["/" + paths.EVENTS])
-    assert "probe layer 5 slot 1: peak 0.20 N, moved 4.5 mm, p_loose 0.97" in lines
+    # worded as the live viewer words it (controller/wording.py)
+    assert ("probe layer 5 slot 1: peak 0.20 N under a 0.30 N guard, moved 4.5 mm, p_loose 0.97"
+            in lines)
     assert any(line.startswith("violation: ") and "laid along" in line for line in lines)
     assert any(line.startswith("fall: ") for line in lines)
     assert entities["/" + paths.EVENTS].times[-1] == 45.0          # on the log's match time

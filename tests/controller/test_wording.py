@@ -1,6 +1,6 @@
 """How the console names slots and counts things."""
 
-from controller.wording import grasp_tries, plural, slot_name, turn_phase
+from controller.wording import grasp_tries, plural, probe_result, slot_name, turn_phase
 from controller.turn.report import TurnReport
 
 
@@ -34,3 +34,11 @@ def test_a_grasp_given_up_says_how_each_try_went():
                     "-7.6 mm across: not planned (fingers within 2 mm of the tower); "
                     "-15.6 mm across: the finger toward slot 0 met it at 1.13 N")
     assert grasp_tries([]) == ""
+
+
+def test_a_test_push_is_worded_once_for_the_live_viewer_and_the_log_alike():
+    assert probe_result(5, 1, 0.2, 4.5, 0.97, 0.3) == \
+        "probe layer 5 slot 1: peak 0.20 N under a 0.30 N guard, moved 4.5 mm, p_loose 0.97"
+    # an older log without the guard's threshold
+    assert probe_result(5, 1, 0.2, 4.5, 0.97) == \
+        "probe layer 5 slot 1: peak 0.20 N, moved 4.5 mm, p_loose 0.97"
