@@ -22,7 +22,8 @@ INTERVAL_FIGURES: dict[str, stats.Statistic] = {
     "stories_median": stats.median_of("stories"),
     "stories_mean": stats.mean_of("stories"),
     "blocks_moved_median": stats.median_of("blocks_moved"),
-    "extraction_success": stats.ratio_of("good_turns", "turns"),   # over all turns, pooled
+    # a block moved is a turn that ended legal with the tower standing; over all turns, pooled
+    "extraction_success": stats.ratio_of("blocks_moved", "turns"),
     "probes_per_turn": stats.ratio_of("probes", "turns"),
 }
 
@@ -33,7 +34,6 @@ def columns(games: list[GameRecord]) -> dict[str, np.ndarray]:
         "stories": np.array([stories_value(g.stories) for g in games]),
         "blocks_moved": np.array([g.blocks_moved for g in games], float),
         "turns": np.array([len(g.turns) for g in games], float),
-        "good_turns": np.array([sum(t.legal and not t.fell for t in g.turns) for g in games], float),
         "probes": np.array([sum(t.probes for t in g.turns) for g in games], float),
     }
 

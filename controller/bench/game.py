@@ -187,31 +187,7 @@ def measure(cell_path: str, seeds: list[int], max_turns: int | None = None, full
     from controller.bench.engines import InProcess
     from controller.bench.oracle import check_mode
     check_mode(full, policies)
-    mode = "full" if full else "fast"
-    if full or engine is None:
-        engine = InProcess()
-    started = time.monotonic()
     work = [(cell_path, seed, name, max_turns) for name in policies for seed in seeds]
-    games_file = sweep.GamesFile(games_path, sweep.settings(mode, cell_path, max_turns)) \
-        if games_path else None
-    games, lost = sweep.run(engine, _full_game if full else _fast_game, work,
-                            lambda job: (job[2], job[1]), games_file, progress)
-    return sweep_figures(mode, seeds, max_turns, games, lost, policies, engine, games_file,
-                         time.monotonic() - started, lambda job: (job[2], job[1]))
-
-
-def sweep_figures(mode: str, seeds: list[int], max_turns: int | None, games: list[GameRecord],
-                  lost: list, names, engine, games_file, wall_s: float,
-                  key: Callable[[tuple], tuple[str, int]]) -> dict:
-    """A sweep's JSON: the same whichever engine ran it, but for where and how long."""
-    from controller.bench.figures import compare, summarise_each
-    return {"mode": mode, "seeds": seeds, "max_turns": max_turns,
-            "policies": summarise_each(games, names),
-            "comparisons": compare(games, names),
-            "lost": sorted(({"policy": key(one.job)[0], "seed": key(one.job)[1],
-                             "reason": one.reason} for one in lost),
-                           key=lambda one: (list(names).index(one["policy"]), one["seed"])),
-            "engine": engine.description,
-            "games_file": {"path": str(games_file.path), "games_kept": len(games_file.games),
-                           "lines_unused": games_file.other} if games_file else None,
-            "wall_s": round(wall_s, 1)}
+    return sweep.measure("full" if full else "fast", cell_path, seeds, max_turns, policies,
+                         _full_game if full else _fast_game, work, lambda job: (job[2], job[1]),
+                         InProcess() if full else engine, games_path, progress)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import time
 from typing import Callable
 
-from controller.bench.game import GameRecord, TurnRecord, sweep_figures
+from controller.bench.game import GameRecord, TurnRecord
 from planning.game.rules import check_move
 from planning.game.rules.options import SETTLING_WINDOW_S
 from planning.game.tower import TowerError, TowerState
@@ -125,14 +125,7 @@ def measure(cell_path: str, seeds: list[int], skills: tuple[float, ...] = SKILLS
     """Every skill over every seed, the games given to `engine` (this process if None);
     `games_path` keeps each finished game (controller/bench/sweep.py)."""
     from controller.bench import sweep
-    from controller.bench.engines import InProcess
-    engine = engine or InProcess()
-    started = time.monotonic()
     work = [(cell_path, seed, skill, max_turns) for skill in skills for seed in seeds]
-    games_file = sweep.GamesFile(games_path, sweep.settings("person", cell_path, max_turns)) \
-        if games_path else None
-    key = lambda job: (label(job[2]), job[1])       # noqa: E731
-    games, lost = sweep.run(engine, _person_game, work, key, games_file, progress)
-    return sweep_figures("person", seeds, max_turns, games, lost,
-                         [label(skill) for skill in skills], engine, games_file,
-                         time.monotonic() - started, key)
+    return sweep.measure("person", cell_path, seeds, max_turns, [label(s) for s in skills],
+                         _person_game, work, lambda job: (label(job[2]), job[1]), engine,
+                         games_path, progress)

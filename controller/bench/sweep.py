@@ -12,12 +12,16 @@ from __future__ import annotations
 
 import hashlib
 import json
+import time
 from dataclasses import asdict
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Callable
 
-from controller.bench.engines import Engine, Lost, code_fingerprint
+from controller.bench.engines import Engine, InProcess, Lost, code_fingerprint
+from controller.bench.figures import compare, summarise_each
 from controller.bench.game import GameRecord
+
+Key = Callable[[tuple], tuple[str, int]]      # a job's policy (or skill) and seed
 
 
 def settings(mode: str, cell_path: str, max_turns: int | None) -> dict:
@@ -60,7 +64,21 @@ class GamesFile:
             return file.read(1) == b"\n"
 
 
-def run(engine: Engine, play: Callable, work: list[tuple], key: Callable[[tuple], tuple[str, int]],
+def measure(mode: str, cell_path: str, seeds: list[int], max_turns: int | None, names,
+            play: Callable, work: list[tuple], key: Key, engine: Engine | None = None,
+            games_path: str | None = None,
+            progress: Callable[[int, int], None] | None = None) -> dict:
+    """The game and person suites' one procedure: every job of `work` played by `engine` (this
+    process if None), kept in `games_path` if given, and the sweep's JSON."""
+    engine = engine or InProcess()
+    started = time.monotonic()
+    games_file = GamesFile(games_path, settings(mode, cell_path, max_turns)) if games_path else None
+    games, lost = run(engine, play, work, key, games_file, progress)
+    return report(mode, seeds, max_turns, games, lost, names, engine, games_file,
+                  time.monotonic() - started, key)
+
+
+def run(engine: Engine, play: Callable, work: list[tuple], key: Key,
         games_file: GamesFile | None = None,
         progress: Callable[[int, int], None] | None = None) -> tuple[list[GameRecord], list[Lost]]:
     """Every job of `work` (`key(job)`: its policy and seed) played by `engine`, but those
@@ -72,7 +90,7 @@ def run(engine: Engine, play: Callable, work: list[tuple], key: Callable[[tuple]
     lost: list[Lost] = []
     if progress and games:
         progress(len(games), len(work))
-    for outcome in _each(engine, play, todo):
+    for outcome in engine.run(play, todo):
         if isinstance(outcome, Lost):
             lost.append(outcome)
         else:
@@ -84,6 +102,17 @@ def run(engine: Engine, play: Callable, work: list[tuple], key: Callable[[tuple]
     return games, lost
 
 
-def _each(engine: Engine, play: Callable, work: list[tuple]) -> Iterator:
-    if work:
-        yield from engine.run(play, work)
+def report(mode: str, seeds: list[int], max_turns: int | None, games: list[GameRecord],
+           lost: list[Lost], names, engine: Engine, games_file: GamesFile | None, wall_s: float,
+           key: Key) -> dict:
+    """A sweep's JSON: the same whichever engine ran it, but for where and how long."""
+    return {"mode": mode, "seeds": seeds, "max_turns": max_turns,
+            "policies": summarise_each(games, names),
+            "comparisons": compare(games, names),
+            "lost": sorted(({"policy": key(one.job)[0], "seed": key(one.job)[1],
+                             "reason": one.reason} for one in lost),
+                           key=lambda one: (list(names).index(one["policy"]), one["seed"])),
+            "engine": engine.description,
+            "games_file": {"path": str(games_file.path), "games_kept": len(games_file.games),
+                           "lines_unused": games_file.other} if games_file else None,
+            "wall_s": round(wall_s, 1)}

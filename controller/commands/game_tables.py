@@ -23,9 +23,9 @@ def games_table(title: str, seeds: list[int], figures: dict, columns: tuple[str,
         intervals = row.get("ci95", {})
         lines.append(f"| {labels.get(name, name)} | "
                      + " | ".join(_cell(row[c], intervals.get(c)) for c in columns) + " |")
-    if intervals_shown := any("ci95" in row for row in figures["policies"].values()):
+    if any("ci95" in row for row in figures["policies"].values()):
         lines += ["", "Brackets: 95 % interval, bootstrap over the seeds."]
-    lines += _comparisons(figures["comparisons"], labels, intervals_shown)
+    lines += _comparisons(figures["comparisons"], labels)
     lines += _lost(figures["lost"], figures.get("games_file"))
     return "\n".join(lines)
 
@@ -36,7 +36,7 @@ def _cell(value, interval: list | None) -> str:
     return f"{value} [{interval[0]}, {interval[1]}]" if interval else str(value)
 
 
-def _comparisons(comparisons: list[dict], labels: dict[str, str], explained: bool) -> list[str]:
+def _comparisons(comparisons: list[dict], labels: dict[str, str]) -> list[str]:
     if not comparisons:
         return []
     names = list(comparisons[0]["figures"])

@@ -86,11 +86,10 @@ def test_the_figures_compare_policies_on_the_seeds_both_played(tmp_path):
 
 
 def test_lost_games_are_named_and_left_out(tmp_path):
-    from controller.bench.game import sweep_figures
     died = "its worker process died 2 times (exit code -9)"
     lost = [Lost(("cell", 6, "ours", None), died), Lost(("cell", 5, "random", None), died),
             Lost(("cell", 5, "ours", None), died)]
-    figures = sweep_figures("fast", [5, 6], None, [], lost, ["ours", "random"], InProcess(), None,
+    figures = sweep.report("fast", [5, 6], None, [], lost, ["ours", "random"], InProcess(), None,
                             1.0, lambda job: (job[2], job[1]))
     assert figures["policies"] == {} and figures["lost"] == [
         {"policy": "ours", "seed": 5, "reason": died}, {"policy": "ours", "seed": 6, "reason": died},
