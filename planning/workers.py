@@ -9,10 +9,11 @@ pool; Ctrl-C and SIGTERM reach this process only, which stops the workers and un
 from __future__ import annotations
 
 import multiprocessing
-import signal
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any, Callable
+
+from planning.processes import leave_signals_to_parent
 
 _HELD: dict[str, Any] = {}
 
@@ -80,9 +81,7 @@ class Workers:
 
 
 def _start(build: Callable, build_args: tuple) -> None:
-    # the parent handles Ctrl-C and SIGTERM and stops the pool; a worker just ends
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    leave_signals_to_parent()
     try:
         _HELD["built"] = build(*build_args)
     except Exception as exc:            # raised in the parent by the first job

@@ -30,6 +30,8 @@ from importlib.util import find_spec
 from pathlib import Path
 from typing import Callable, Iterator, Protocol
 
+from planning.processes import leave_signals_to_parent
+
 # The packages a game's result depends on (with their data files: the cell, the models), and the
 # libraries whose version changes the numbers.
 CODE_PACKAGES = ("controller", "perception", "planning", "firmware_bridge", "hardware")
@@ -192,9 +194,7 @@ class LocalProcesses:
 
 
 def _child(play: Callable, job: tuple, send) -> None:
-    # the parent handles Ctrl-C and SIGTERM and ends its children; a child just ends
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    leave_signals_to_parent()
     send.send(attempt(play, job))
     send.close()
     sys.stdout.flush()
@@ -246,20 +246,22 @@ class RayCluster:
     fingerprint of the code that played it, and other code stops the run."""
 
     def __init__(self, address: str, cpus: int | None = None):
-        if address == "local" or _loopback(address):
+        host = None
+        if address not in ("local", "auto"):
+            host, port = _host_port(address)
+            _check_reachable(address, host, port)   # Ray itself would wait minutes for a wrong one
+            if "RAY_AUTH_MODE" not in os.environ and (
+                    "RAY_AUTH_TOKEN" in os.environ or (Path.home() / ".ray/auth_token").exists()):
+                # a driver joining a cluster sends the token only when told to (read as Ray is
+                # imported); it has one here
+                os.environ["RAY_AUTH_MODE"] = "token"
+        if address == "local" or _loopback(host):
             # Ray gives a node, and turns 127.0.0.1 into, the machine's network address unless
             # told there is no cluster; a local instance serves this machine only. Read when Ray
             # is imported, and by the processes it starts, so it stays set for this process.
             os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"
             # Ray reports its use to its makers unless told not to; off unless the user says so
             os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
-        if address not in ("local", "auto"):
-            _check_reachable(address)       # Ray itself would wait minutes for a wrong address
-            if "RAY_AUTH_MODE" not in os.environ and (
-                    "RAY_AUTH_TOKEN" in os.environ or (Path.home() / ".ray/auth_token").exists()):
-                # a driver joining a cluster sends the token only when told to (read as Ray is
-                # imported); it has one here
-                os.environ["RAY_AUTH_MODE"] = "token"
         try:
             import ray
         except ImportError:
@@ -342,18 +344,21 @@ def _last_line(exc: BaseException) -> str:
     return lines[-1].strip() if lines else type(exc).__name__
 
 
-def _loopback(address: str) -> bool:
-    host = address.removeprefix("ray://").rpartition(":")[0].strip("[]")
-    return host == "localhost" or host == "::1" or host.startswith("127.")
-
-
-def _check_reachable(address: str, timeout_s: float = 5.0) -> None:
+def _host_port(address: str) -> tuple[str, int]:
     host, _, port = address.removeprefix("ray://").rpartition(":")
     if not host or not port.isdigit():
         raise EngineError(f"--ray {address}: give a cluster's address as host:port (or "
                           "ray://host:port), `auto` or `local`")
+    return host.strip("[]"), int(port)
+
+
+def _loopback(host: str | None) -> bool:
+    return host is not None and (host in ("localhost", "::1") or host.startswith("127."))
+
+
+def _check_reachable(address: str, host: str, port: int, timeout_s: float = 5.0) -> None:
     try:
-        socket.create_connection((host.strip("[]"), int(port)), timeout=timeout_s).close()
+        socket.create_connection((host, port), timeout=timeout_s).close()
     except OSError as exc:
         raise EngineError(f"no Ray cluster answers at {address} ({exc.strerror or exc}); check "
                           "the address `ray start --head` printed, or use --ray local") from None
