@@ -51,6 +51,7 @@ def summarise(games: list[GameRecord]) -> dict:
     out.update({
         "stories_max": round(float(max(table["stories"])), 2),
         "turn_time_s_median": round(float(np.median([t.time_s for t in good])), 1) if good else None,
+        "endings": dict(Counter(g.ending for g in games).most_common()),
         "falls_by_cause": dict(sorted(causes.items())),
         "ended_by": dict(sorted(Counter(g.ended_by for g in games).items())),
     })

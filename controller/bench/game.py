@@ -51,6 +51,10 @@ class TurnRecord:
     wall_s: float = 0.0        # this machine's time for the turn: its cost, not its outcome
 
 
+# How a game may end besides a fall or a turn's error (SoloResult.ending; the move cap).
+ENDINGS = ("no block would come out", "move cap", "played every turn asked for")
+
+
 @dataclass
 class GameRecord:
     policy: str
@@ -65,6 +69,16 @@ class GameRecord:
     @property
     def blocks_moved(self) -> int:
         return sum(1 for t in self.turns if t.legal and not t.fell)
+
+    @property
+    def ending(self) -> str:
+        """How the game ended, by kind: `ended_by` without its detail, so a table of many games
+        can count them (a turn's error names its slots)."""
+        if self.ended_by.startswith("fell"):
+            return "fell"
+        if self.ended_by in ENDINGS:
+            return self.ended_by
+        return "stopped by a turn's error"
 
     def outcome(self) -> dict:
         """The game without its costs: what the seed, the policy and the code decide, the same

@@ -10,7 +10,7 @@ import sys
 from tests.run_cli import jenga_robot
 
 FIGURES = ("stories_median", "stories_max", "blocks_moved_median", "extraction_success",
-           "probes_per_turn", "turn_time_s_median", "falls_by_cause")
+           "probes_per_turn", "turn_time_s_median", "endings", "falls_by_cause")
 
 
 def test_game_benchmark_reports_every_policy(tmp_path):
@@ -28,6 +28,7 @@ def test_game_benchmark_reports_every_policy(tmp_path):
         assert all(key in row for key in FIGURES), name
         assert row["games"] == 1 and len(row["games_detail"][0]["turns"]) == 1
         assert 0.0 <= row["extraction_success"] <= 1.0
+        assert sum(row["endings"].values()) == 1
         assert f"| {name} " in run.stdout
     assert "| oracle (knows the true loads; not the robot) |" in run.stdout
     assert figures["policies"]["oracle"]["probes_per_turn"] == 0.0
