@@ -102,7 +102,11 @@ class SoloResult:
             return "fell: " + self.fall_cause(rode)
         if self.no_move:
             return "no block would come out"
-        return self.error or "played every turn asked for"
+        if self.error:
+            return self.error
+        if self.turns and not self.turns[-1].legal:
+            return "not a legal move"
+        return "played every turn asked for"
 
 
 def play_solo(link: CellLink, turns: int | None = None, options: RuleOptions = RuleOptions(),

@@ -12,7 +12,7 @@ from itertools import combinations
 import numpy as np
 
 from controller.bench import stats
-from controller.bench.game import GameRecord, stories_value
+from controller.bench.game import ENDINGS, GameRecord, stories_value
 
 # Fewer games than this get no interval: below it the bootstrap's 95 % interval held the truth
 # less than 94 times in 100 (docs/benchmarks.md).
@@ -51,7 +51,8 @@ def summarise(games: list[GameRecord]) -> dict:
     out.update({
         "stories_max": round(float(max(table["stories"])), 2),
         "turn_time_s_median": round(float(np.median([t.time_s for t in good])), 1) if good else None,
-        "endings": dict(Counter(g.ending for g in games).most_common()),
+        "endings": {kind: n for kind in ENDINGS
+                    if (n := sum(g.ending == kind for g in games))},
         "falls_by_cause": dict(sorted(causes.items())),
         "ended_by": dict(sorted(Counter(g.ended_by for g in games).items())),
     })

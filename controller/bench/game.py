@@ -51,8 +51,10 @@ class TurnRecord:
     wall_s: float = 0.0        # this machine's time for the turn: its cost, not its outcome
 
 
-# How a game may end besides a fall or a turn's error (SoloResult.ending; the move cap).
-ENDINGS = ("no block would come out", "move cap", "played every turn asked for")
+# The kinds of a game's ending, in the order tables give them: the rules' endings (SoloResult.ending,
+# the person suite's turn causes), a turn's error (its words name what it saw), the move cap.
+ENDINGS = ("fell", "no block would come out", "not a legal move", "stopped by a turn's error",
+           "move cap")
 
 
 @dataclass
@@ -74,10 +76,11 @@ class GameRecord:
     def ending(self) -> str:
         """How the game ended, by kind: `ended_by` without its detail, so a table of many games
         can count them (a turn's error names its slots)."""
-        if self.ended_by.startswith("fell"):
+        if self.turns and self.turns[-1].fell:
             return "fell"
-        if self.ended_by in ENDINGS:
-            return self.ended_by
+        for kind in ("no block would come out", "not a legal move", "move cap"):
+            if self.ended_by.startswith(kind):
+                return kind
         return "stopped by a turn's error"
 
     def outcome(self) -> dict:
@@ -170,7 +173,7 @@ def game_record(result: SoloResult, policy: str, seed: int, mode: str, start_sto
             report.legal and not report.error, report.fell, time_s=round(report.duration_s, 2),
             stories=report.stories, taken_after_all=report.taken_after_all,
             wall_s=round(float(turn_wall_s[i]), 2) if i < len(turn_wall_s) else 0.0))
-    if result.turns and (result.fell or result.error):
+    if result.turns and (result.fell or result.error or not result.turns[-1].legal):
         last = game.turns[-1]
         last.fell = result.fell
         game.ended_by = result.ending(rode)

@@ -8,7 +8,8 @@ from controller.bench.figures import MIN_GAMES
 
 GAME_COLUMNS = ("stories_median", "stories_mean", "stories_max", "blocks_moved_median", "extraction_success",
                 "probes_per_turn", "turn_time_s_median", "endings", "falls_by_cause")
-PERSON_COLUMNS = GAME_COLUMNS[:-2] + ("ended_by",)
+PERSON_COLUMNS = ("stories_median", "stories_mean", "stories_max", "blocks_moved_median",
+                  "extraction_success", "probes_per_turn", "turn_time_s_median", "ended_by")
 
 
 def games_table(title: str, seeds: list[int], figures: dict, columns: tuple[str, ...],

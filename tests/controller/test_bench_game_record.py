@@ -2,9 +2,10 @@
 reported them, read from a game the procedure played with scripted hands."""
 
 from controller.bench.figures import summarise
-from controller.bench.game import GameRecord, game_record
-from controller.solo import play_game
+from controller.bench.game import ENDINGS, GameRecord, TurnRecord, game_record
+from controller.solo import SoloResult, play_game
 from controller.turn.hands import GaveUp
+from controller.turn.report import TurnReport
 from planning.game.tower import TowerState
 from tests.controller.scripted_hands import Script
 from tests.controller.test_turn_procedure import player
@@ -28,13 +29,28 @@ def test_each_turn_is_recorded_with_what_it_reported():
 
 
 def test_a_game_ending_is_counted_by_its_kind_without_its_detail():
-    endings = ["fell: pull", "fell: pull (blocks rode along on the drawn one)",
-               "no block would come out",
-               "turn 4: the tower changed while a block was put back: slots layer 9 slot 2",
-               "other slots changed during the turn: layer 21 slot 2 (seen empty)"]
-    games = [GameRecord("ours", seed, "fast", "18", stories="19", ended_by=how)
-             for seed, how in enumerate(endings)]
-    assert [g.ending for g in games] == ["fell", "fell", "no block would come out",
-                                         "stopped by a turn's error", "stopped by a turn's error"]
-    assert summarise(games)["endings"] == {"fell": 2, "stopped by a turn's error": 2,
-                                           "no block would come out": 1}
+    # the fast and full suites' words (SoloResult.ending), then the person suite's (a turn's cause)
+    endings = [("fell: pull", True), ("fell: pull (blocks rode along on the drawn one)", True),
+               ("no block would come out", False), ("move cap", False),
+               ("turn 4: the tower changed while a block was put back: slots layer 9 slot 2", False),
+               ("other slots changed during the turn: layer 21 slot 2 (seen empty)", False),
+               ("the tower fell", True), ("not a legal move", False),
+               ("the person's turn never ended", False)]
+    games = [GameRecord("ours", seed, "fast", "18", [TurnRecord(1, fell=fell)], "19", how)
+             for seed, (how, fell) in enumerate(endings)]
+    assert [g.ending for g in games] == [
+        "fell", "fell", "no block would come out", "move cap", "stopped by a turn's error",
+        "stopped by a turn's error", "fell", "not a legal move", "stopped by a turn's error"]
+    endings = summarise(games)["endings"]
+    assert endings == {"fell": 3, "no block would come out": 1, "not a legal move": 1,
+                       "stopped by a turn's error": 3, "move cap": 1}
+    assert list(endings) == [kind for kind in ENDINGS if kind in endings]
+
+
+def test_an_illegal_move_ends_an_uncapped_game_as_one_not_as_the_cap():
+    result = SoloResult(turns=[TurnReport(1, legal=True, stories="18 1/3"), TurnReport(2)],
+                        stories="18 1/3")
+    assert result.ending() == "not a legal move"
+    game = game_record(result, "ours", 1, "fast", "18", False, 1.0)
+    assert game.ended_by == "not a legal move" and game.ending == "not a legal move"
+    assert game.turns[-1].cause == "not a legal move" and game.blocks_moved == 1
