@@ -11,6 +11,7 @@ from controller.cell_link import CellLink, CellLinkError
 from controller.turn.arm_hands import arm_player
 from controller.turn.procedure import Player
 from controller.turn.report import NoMoveError, Phase, TowerFellError, TurnError, TurnReport
+from controller.wording import ILLEGAL_MOVE, NO_BLOCK_OUT
 from firmware_bridge.errors import ArmError, LinkStalledError, PortClosedError
 from perception.observation import PerceptionError
 from planning.motion.plans import PlanError
@@ -101,11 +102,11 @@ class SoloResult:
         if self.fell:
             return "fell: " + self.fall_cause(rode)
         if self.no_move:
-            return "no block would come out"
+            return NO_BLOCK_OUT
         if self.error:
             return self.error
         if self.turns and not self.turns[-1].legal:
-            return "not a legal move"
+            return ILLEGAL_MOVE
         return "played every turn asked for"
 
 

@@ -3,6 +3,14 @@
 from __future__ import annotations
 
 
+# How a solo game ends besides a fall or a turn's error, in the words the reports and the game
+# tables share: the robot's games (controller/solo.py) and the simulated person's
+# (controller/bench/person.py), and the benchmark's move cap.
+NO_BLOCK_OUT = "no block would come out"
+ILLEGAL_MOVE = "not a legal move"
+MOVE_CAP = "move cap"
+
+
 def plural(count: int, noun: str, nouns: str | None = None) -> str:
     """`1 turn`, `2 turns`, `0 turns` (`nouns` where adding an s is wrong)."""
     return f"{count} {noun if count == 1 else (nouns or noun + 's')}"

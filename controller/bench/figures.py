@@ -45,14 +45,14 @@ def summarise(games: list[GameRecord]) -> dict:
     turns = [t for g in games for t in g.turns]
     good = [t for t in turns if t.legal and not t.fell]
     causes = Counter(t.cause for t in turns if t.fell)
+    endings = Counter(g.ending for g in games)
     out = {"games": len(games)}
     out.update({name: round(stats.point(statistic, table), 3)
                 for name, statistic in INTERVAL_FIGURES.items()})
     out.update({
         "stories_max": round(float(max(table["stories"])), 2),
         "turn_time_s_median": round(float(np.median([t.time_s for t in good])), 1) if good else None,
-        "endings": {kind: n for kind in ENDINGS
-                    if (n := sum(g.ending == kind for g in games))},
+        "endings": {kind: endings[kind] for kind in ENDINGS if endings[kind]},
         "falls_by_cause": dict(sorted(causes.items())),
         "ended_by": dict(sorted(Counter(g.ended_by for g in games).items())),
     })

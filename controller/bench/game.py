@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Callable
 
 import numpy as np
 
+from controller.wording import ILLEGAL_MOVE, MOVE_CAP, NO_BLOCK_OUT
 from planning.policies import POLICIES, Policy
 from planning.game.rules import RuleOptions
 from planning.stability import BlockDims
@@ -51,10 +52,11 @@ class TurnRecord:
     wall_s: float = 0.0        # this machine's time for the turn: its cost, not its outcome
 
 
-# The kinds of a game's ending, in the order tables give them: the rules' endings (SoloResult.ending,
-# the person suite's turn causes), a turn's error (its words name what it saw), the move cap.
-ENDINGS = ("fell", "no block would come out", "not a legal move", "stopped by a turn's error",
-           "move cap")
+# The kinds of a game's ending, in the order tables give them: a fall, the rules' other endings
+# (SoloResult.ending, the person suite's turn causes), a turn's error (its words name what it saw),
+# the move cap.
+STOPPED = "stopped by a turn's error"
+ENDINGS = ("fell", NO_BLOCK_OUT, ILLEGAL_MOVE, STOPPED, MOVE_CAP)
 
 
 @dataclass
@@ -65,7 +67,7 @@ class GameRecord:
     start_stories: str = ""
     turns: list[TurnRecord] = field(default_factory=list)
     stories: str = ""          # after the last legal turn with the tower standing
-    ended_by: str = "move cap"  # or how the game ended (SoloResult.ending)
+    ended_by: str = MOVE_CAP    # or how the game ended (SoloResult.ending)
     wall_s: float = 0.0        # this machine's time for the game: its cost, not its outcome
 
     @property
@@ -78,10 +80,8 @@ class GameRecord:
         can count them (a turn's error names its slots)."""
         if self.turns and self.turns[-1].fell:
             return "fell"
-        for kind in ("no block would come out", "not a legal move", "move cap"):
-            if self.ended_by.startswith(kind):
-                return kind
-        return "stopped by a turn's error"
+        return next((kind for kind in (NO_BLOCK_OUT, ILLEGAL_MOVE, MOVE_CAP)
+                     if self.ended_by.startswith(kind)), STOPPED)
 
     def outcome(self) -> dict:
         """The game without its costs: what the seed, the policy and the code decide, the same

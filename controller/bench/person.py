@@ -15,6 +15,7 @@ import time
 from typing import Callable
 
 from controller.bench.game import GameRecord, TurnRecord
+from controller.wording import ILLEGAL_MOVE, MOVE_CAP, NO_BLOCK_OUT
 from planning.game.rules import check_move
 from planning.game.rules.options import SETTLING_WINDOW_S
 from planning.game.tower import TowerError, TowerState
@@ -47,7 +48,7 @@ def play_person_game(cell, seed: int, skill: float, max_turns: int | None) -> Ga
                 game.ended_by = turn.cause.split(":")[0]   # the kind; the turn keeps the detail
                 break
             game.stories = turn.stories
-        game.ended_by = game.ended_by or "move cap"
+        game.ended_by = game.ended_by or MOVE_CAP
     finally:
         world.close()
     game.stories = game.stories or game.start_stories
@@ -85,12 +86,12 @@ def _judged_turn(world, person, truth, number: int) -> TurnRecord:
         record.cause = "the tower fell"
         return record
     if played.get("gave_up"):
-        record.cause = "no block would come out"
+        record.cause = NO_BLOCK_OUT
         return record
     after = truth.tower_state()
     wrong = _illegal(before, after)
     if wrong:
-        record.cause = f"not a legal move: {wrong}"
+        record.cause = f"{ILLEGAL_MOVE}: {wrong}"
         return record
     record.legal = True
     record.stories = after.stories()
