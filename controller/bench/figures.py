@@ -22,7 +22,7 @@ INTERVAL_FIGURES: dict[str, stats.Statistic] = {
     "stories_median": stats.median_of("stories"),
     "stories_mean": stats.mean_of("stories"),
     "blocks_moved_median": stats.median_of("blocks_moved"),
-    # a block moved is a turn that ended legal with the tower standing; over all turns, pooled
+    # the turns that moved a block (TurnRecord.moved_a_block) over all turns, pooled
     "extraction_success": stats.ratio_of("blocks_moved", "turns"),
     "probes_per_turn": stats.ratio_of("probes", "turns"),
 }
@@ -43,7 +43,7 @@ def summarise(games: list[GameRecord]) -> dict:
     figure's 95 % interval, resampling the games."""
     table = columns(games)
     turns = [t for g in games for t in g.turns]
-    good = [t for t in turns if t.legal and not t.fell]
+    good = [t for t in turns if t.moved_a_block]
     causes = Counter(t.cause for t in turns if t.fell)
     endings = Counter(g.ending for g in games)
     out = {"games": len(games)}

@@ -51,6 +51,11 @@ class TurnRecord:
     taken_after_all: bool = False   # a pull given up would not go back, and was taken
     wall_s: float = 0.0        # this machine's time for the turn: its cost, not its outcome
 
+    @property
+    def moved_a_block(self) -> bool:
+        """The turn ended legal with the tower standing."""
+        return self.legal and not self.fell
+
 
 # The kinds of a game's ending, in the order tables give them: a fall, the rules' other endings
 # (SoloResult.ending, the person suite's turn causes), a turn's error (its words name what it saw),
@@ -72,7 +77,7 @@ class GameRecord:
 
     @property
     def blocks_moved(self) -> int:
-        return sum(1 for t in self.turns if t.legal and not t.fell)
+        return sum(1 for t in self.turns if t.moved_a_block)
 
     @property
     def ending(self) -> str:
