@@ -11,7 +11,7 @@ from controller.cell_link import CellLink, CellLinkError
 from controller.turn.arm_hands import arm_player
 from controller.turn.procedure import Player
 from controller.turn.report import NoMoveError, Phase, TowerFellError, TurnError, TurnReport
-from controller.wording import ILLEGAL_MOVE, NO_BLOCK_OUT
+from controller.wording import NO_BLOCK_OUT
 from firmware_bridge.errors import ArmError, LinkStalledError, PortClosedError
 from perception.observation import PerceptionError
 from planning.motion.plans import PlanError
@@ -80,6 +80,16 @@ class SoloResult:
         times = [t.duration_s for t in self.moved]
         return statistics.median(times) if times else None
 
+    @property
+    def forced(self) -> list[TurnReport]:
+        """The turns in which no block seemed to come out and the least-loaded one was worked."""
+        return [t for t in self.turns if t.forced]
+
+    @property
+    def recoveries(self) -> list[dict]:
+        """Every surprise the game's turns got over (TurnReport.recoveries), each with its turn."""
+        return [r | {"turn": t.number} for t in self.turns for r in t.recoveries]
+
     def ran_as_asked(self, cap: int | None) -> bool:
         """Every turn legal up to the cap with the tower standing; or, uncapped, every turn legal
         up to the one that ended the game as the rules end a solo game (the tower fell, or no
@@ -105,8 +115,6 @@ class SoloResult:
             return NO_BLOCK_OUT
         if self.error:
             return self.error
-        if self.turns and not self.turns[-1].legal:
-            return ILLEGAL_MOVE
         return "played every turn asked for"
 
 
@@ -131,8 +139,9 @@ def play_solo(link: CellLink, turns: int | None = None, options: RuleOptions = R
 def play_game(player: Player, turns: int | None = None,
               on_turn: Callable[[TurnReport], None] | None = None,
               result: SoloResult | None = None) -> SoloResult:
-    """Turn after turn by `player` until the tower falls, no block will come out, a turn goes
-    wrong or, if a cap is given, `turns` are played: the solo game of `play --solo` and of the
+    """Turn after turn by `player` until the tower falls, not one block can be worked, a turn
+    cannot go on (the arm faulted, the cell stopped answering) or, if a cap is given, `turns`
+    are played (an illegal turn is counted, and the game goes on): the solo game of `play --solo` and of the
     game benchmark alike. The game is kept in `result` as it goes (a new one if None), so a
     caller still holds it when Ctrl-C unwinds the game: the turn it stopped is in it too."""
     result = result if result is not None else SoloResult()
@@ -168,13 +177,12 @@ def _play_turns(player: Player, turns: int | None, result: SoloResult,
             raise
         result.turns.append(report)
         result.stories = report.stories or result.stories
-        ends = report.fell or not report.legal or report.error
-        if ends:
-            result.fell = report.fell
-            result.error = report.error
+        # A turn the rules call illegal (the tower seen otherwise than the move should leave it)
+        # is counted, and the game goes on with the tower as it is: only a fall ends it.
+        result.fell = report.fell
         if on_turn:
             on_turn(report)       # the game as it stands after this turn is in `result`
-        if ends:
+        if report.fell:
             break
 
 

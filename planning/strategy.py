@@ -132,6 +132,36 @@ def placement_slot(tower: TowerState, dims: BlockDims) -> tuple[int, int]:
     return target.layer, best_slot(tower, dims, target.layer, target.slots)
 
 
+def placement_slots(tower: TowerState, dims: BlockDims) -> list[tuple[int, int]]:
+    """Every slot the next block may legally go to, `placement_slot` first, then the placement
+    layer's other free slots, most stable first: where a set-down will not land, the next."""
+    first = placement_slot(tower, dims)
+    target = placement_target(tower)
+    others = sorted((s for s in target.slots if s != first[1]),
+                    key=lambda s: (-analyse(tower.with_block(target.layer, s), dims).margin_mm,
+                                   abs(s - 1), s))
+    return [first] + [(target.layer, s) for s in others]
+
+
+# A forced move (no block seemed to come out, and the rules allow no pass) looks at every legal
+# block, whatever its margin or safe push force.
+FORCED_FILTER = CandidateFilter(lowest_layer=1, min_margin_mm=-np.inf, min_push_n=0.0)
+
+
+def forced_order(tower: TowerState, belief: LoosenessBelief, dims: BlockDims,
+                 options: RuleOptions = RuleOptions(), offsets: dict | None = None,
+                 pulled_end: Callable[[int], int] | None = None) -> list[tuple[int, int]]:
+    """The legal blocks for a forced move, the least loaded first: those the turn's probes and
+    push-throughs found loosest (a block that jammed last), then the ones that leave the tower
+    the widest margin."""
+    ranked = rank(tower, belief, dims, options, offsets=offsets, pulled_end=pulled_end,
+                  accept=FORCED_FILTER)
+    peaks = {(o.layer, o.slot): o.peak_force_n for o in belief.probes}
+    return [c.source for c in sorted(ranked, key=lambda c: (
+        c.source in belief.stuck, -c.p_loose, peaks.get(c.source, np.inf), -c.margin_mm,
+        c.source))]
+
+
 def set_down_ends(tower: TowerState, dims: BlockDims, target: tuple[int, int], overhang: float,
                   offsets: dict | None = None) -> tuple[int, ...]:
     """The ends (+1, -1 along the layer's axis) a block may be set down `overhang` out of

@@ -55,6 +55,9 @@ def summarise(games: list[GameRecord]) -> dict:
         "endings": {kind: endings[kind] for kind in ENDINGS if endings[kind]},
         "falls_by_cause": dict(sorted(causes.items())),
         "ended_by": dict(sorted(Counter(g.ended_by for g in games).items())),
+        # forced moves (no block seemed to come out) by how they ended: taken, fell, illegal
+        "forced_moves": dict(sorted(Counter(t.forced_end for t in turns if t.forced).items())),
+        "recoveries": dict(sorted(Counter(kind for t in turns for kind in t.recoveries).items())),
     })
     if len(games) >= MIN_GAMES:
         out["ci95"] = {name: _pair(stats.interval(statistic, table))

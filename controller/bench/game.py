@@ -50,11 +50,21 @@ class TurnRecord:
     stories: str = ""          # after the turn, standing
     taken_after_all: bool = False   # a pull given up would not go back, and was taken
     wall_s: float = 0.0        # this machine's time for the turn: its cost, not its outcome
+    forced: bool = False       # no block seemed to come out: the least-loaded one was worked
+    recoveries: list = field(default_factory=list)   # the kind of each surprise got over
 
     @property
     def moved_a_block(self) -> bool:
         """The turn ended legal with the tower standing."""
         return self.legal and not self.fell
+
+    @property
+    def forced_end(self) -> str | None:
+        """How a forced move ended: taken (legal, the tower standing), fell, or illegal; None
+        for a turn that was not one."""
+        if not self.forced:
+            return None
+        return "fell" if self.fell else "taken" if self.legal else "illegal"
 
 
 # The kinds of a game's ending, in the order tables give them: a fall, the rules' other endings
@@ -177,8 +187,9 @@ def game_record(result: SoloResult, policy: str, seed: int, mode: str, start_sto
             [[p.layer, p.slot] for p in report.probes], len(report.let_go),
             report.legal and not report.error, report.fell, time_s=round(report.duration_s, 2),
             stories=report.stories, taken_after_all=report.taken_after_all,
-            wall_s=round(float(turn_wall_s[i]), 2) if i < len(turn_wall_s) else 0.0))
-    if result.turns and (result.fell or result.error or not result.turns[-1].legal):
+            wall_s=round(float(turn_wall_s[i]), 2) if i < len(turn_wall_s) else 0.0,
+            forced=report.forced, recoveries=[r["kind"] for r in report.recoveries]))
+    if result.turns and (result.fell or result.error):
         last = game.turns[-1]
         last.fell = result.fell
         game.ended_by = result.ending(rode)

@@ -167,8 +167,10 @@ class MatchRunner(PersonTurns):
             self._fell_in_turn(exc, seen)
             return
         except (TurnError, PlanError, PerceptionError) as exc:
+            # the match's own cameras judge a fall, the robot's hands' call or not: a fall
+            # the robot caused loses it the round; a tower seen standing was not one
             if self.monitor.fell_t is None and not self._look().fell:
-                raise MatchError(f"the robot cannot play its turn: {exc}") from None
+                self._cannot_go_on(exc, seen)
             self._fell_in_turn(exc, seen)
             return
         finally:
@@ -203,6 +205,18 @@ class MatchRunner(PersonTurns):
         self._emit("note", text=f"the arm retracted from the fallen tower: {done}")
         self._fell(f"the tower fell in the robot's turn ({exc}); the arm {done}",
                    max(self._match_t(fell_t), self.progress.time))
+
+    def _cannot_go_on(self, exc: Exception, seen: TowerObservation) -> None:
+        """A robot turn that could not go on with the tower standing (the turn gets over every
+        surprise it can: this is a fault, or a fall the hands called that the cameras, looking
+        again with the arm home, do not see): the arm is taken home, the tower looked at once
+        more (a fall is then the robot's), and the match stops, saying why, to be resumed."""
+        done = retract(self.link.arm, self.robot.hands.planner, seen.top_layer + HEADROOM_LAYERS)
+        self._emit("note", text=f"the robot's turn stopped ({exc}); the arm {done}")
+        if self._look().fell:
+            return
+        raise MatchError(f"the robot cannot play its turn: {exc}; the arm {done} and the tower "
+                         f"stands: resume the match to play the turn again") from None
 
     def _no_move(self, why: str, seen: TowerObservation) -> None:
         """The robot found no block it could attempt: it may not pass, so the round is lost

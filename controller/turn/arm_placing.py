@@ -11,7 +11,7 @@ import numpy as np
 from controller.turn.checks import (away_from_neighbours, neighbours_in, placement_shift,
                                     support_rise)
 from controller.turn.hands import PlaceOrder
-from controller.turn.report import TurnError
+from controller.turn.report import PlaceMissed, TurnError
 from controller.wording import slot_name
 from firmware_bridge.client import MotionOutcome, MotionResult
 from planning.game.tower import SLOTS
@@ -68,15 +68,15 @@ class ArmPlacing:
         for attempt in range(1, PLACE_TRIES + 1):
             plan, overhang = self._plan_place(order, shift, beside, rise, direct)
             try:
-                released = self.run_place(plan, layer=target[0])
+                released = self.run_place(plan, layer=target[0], as_landed=order.as_landed)
                 break
             except _LandedHigh as high:
                 away = away_from_neighbours(self.obs, target, self.planner.tower)
                 if attempt == PLACE_TRIES or (away == 0 and overhang > 0):
-                    raise TurnError(
+                    raise PlaceMissed(
                         f"the block met something {high} above its place on "
-                        f"{slot_name(*target)} at each of {attempt} set-downs; it is held above "
-                        f"the tower: take it from the fingers and check the top layer") from None
+                        f"{slot_name(*target)} at each of {attempt} set-downs; it is held "
+                        f"above the tower") from None
                 if overhang == 0.0:
                     direct = False    # set down home it met something: next, overhanging
                 else:
@@ -101,9 +101,10 @@ class ArmPlacing:
                 pass          # held pitched, or no room for the fingers: overhanging, then
         return plan(PLACE_OVERHANG), PLACE_OVERHANG
 
-    def run_place(self, plan: MotionPlan, layer: int | None = None) -> float:
+    def run_place(self, plan: MotionPlan, layer: int | None = None, as_landed: bool = False
+                  ) -> float:
         """Run a place plan onto `layer` (None: somewhere on the tower, as the cameras saw it);
-        see `place`."""
+        see `place`. `as_landed`: a set-down that meets something is let go there, not lifted."""
         released = None
         stopped_early = False
         for step in plan.steps:
@@ -122,7 +123,7 @@ class ArmPlacing:
                 # the tool turned since the last tare; its weight would read as a push
                 self.moves.dwell_and_tare()
             result = self.moves.follow(step)
-            if step.label == "settle":
+            if step.label == "settle" and not as_landed:
                 self._check_landing(step, result, self.layers if layer is None else layer - 1)
             if step.label == "align_push":
                 result = self._push_home_on(plan, step, result)

@@ -6,6 +6,7 @@ time.
 
 from __future__ import annotations
 
+import logging
 from dataclasses import replace
 
 import numpy as np
@@ -21,6 +22,8 @@ from perception.observation import TowerObservation
 from planning.motion.contact_geometry import PUSH_THROUGH, STANDOFF
 from planning.motion.paces import PULL_SPEED, retreat_pace
 from planning.motion.plans import ForceGuard, MotionPlan, MoveStep, PlanError
+
+log = logging.getLogger(__name__)
 
 # A pull that needs more than this drags the tower: in 23 legal pulls of the simulated cell the
 # drag peaked at 0.6-1.8 N (start transients included) with medians under 0.5 N; the one pull that
@@ -115,13 +118,22 @@ class ArmPulling:
         return max(float((there - start.t) @ into), 0.0)
 
     def _check_standing(self) -> None:
-        """Raise TowerFellError if the tower fell since the turn's look: a pull can bring the top
+        """Raise TowerFellError if the cameras see the tower down: a pull can bring the top
         down with it (seed 2: the four layers above 18.0 went as it came out, the guard never
         tripped, and the arm carried the block over, set it down on the fallen blocks and pushed
-        it home). The block is held; the turn stops before it is carried over the tower."""
+        it home). The block is held; the turn stops before it is carried over the tower.
+
+        Only the look's own call counts here (blocks on the table, the tower tilted, too few
+        blocks where the tower stands), not slots seen empty since the turn's look: the arm and
+        the drawn block stand in front of the tower now and hide blocks, and a resumed match's
+        turn 16 was called fallen on three hidden slots with the tower standing. Slots that
+        truly emptied are seen by the window's look, the arm clear."""
         seen = self.link.observe().observation
-        if self.obs is not None and seen.fell_since(self.obs):
+        if seen.fell:
             raise TowerFellError("the tower fell as the block was pulled out")
+        if self.obs is not None and seen.fell_since(self.obs):
+            log.info("after the pull %d slots look empty with the arm at the tower; the "
+                     "window's look, the arm clear, will tell", len(seen.emptied_since(self.obs)))
 
     def _draw(self, source: Slot, pull: MotionPlan, into, insist: bool = False) -> Pulled:
         """Run the pull of a grasped block under the guard, recording the drag: held lightly

@@ -93,6 +93,9 @@ class PlaceOrder:
     press_n: float              # the set-down's guard
     align_n: float              # the align push's guard
     ends: tuple                 # which ends of the block may take the align push
+    # every place missed: let the block go where the set-down lands (a block held is never
+    # kept), instead of lifting it from a landing on something (`PlaceMissed`)
+    as_landed: bool = False
 
 
 class Hands(Protocol):
@@ -132,7 +135,9 @@ class Hands(Protocol):
         (controller/turn/arm_pulling.py), and not watched."""
 
     def place(self, order: PlaceOrder) -> float:
-        """Set the held block down; the world time the hands last touched it."""
+        """Set the held block down; the world time the hands last touched it. Raises PlaceMissed
+        (controller/turn/report.py), the block lifted and still held, when the set-down will not
+        land on its place (unless `order.as_landed`)."""
 
     def clear(self) -> None:
         """Out of the tower's way."""

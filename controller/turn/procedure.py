@@ -16,25 +16,30 @@ from __future__ import annotations
 
 from typing import Callable
 
-from controller.turn.checks import outcome_problem
+from controller.turn.checks import moved_out, outcome_problem
 from controller.turn.hands import GaveUp, Hands, Look, PlaceOrder, Pulled, Slot
-from controller.turn.report import (NoMoveError, Phase, PhaseClock, ProbeRecord, TowerFellError,
-                                    TurnError, TurnReport)
+from controller.turn.report import (NoMoveError, Phase, PhaseClock, PlaceMissed, ProbeRecord,
+                                    Recovery, TowerFellError, TurnError, TurnReport)
 from controller.wording import GAVE_UP_WHY, grasp_tries, slot_name
 from planning.looseness import LoosenessBelief, ProbeMemory
 from planning.motion.contact_geometry import PLACE_GUARD_N, PLACE_OVERHANG, PUSH_THROUGH
 from planning.motion.plans import PlanError
-from planning.policies import NoBlock, Policy, StepKind, TurnView
+from perception.observation import PerceptionError
+from planning.policies import JAM_N, NoBlock, Policy, StepKind, TurnView
 from planning.game.rules import RuleOptions, check_move
 from planning.stability import BlockDims
-from planning.strategy import RESTORE_M, Action, placement_guards, placement_slot, set_down_ends
-from planning.game.tower import layer_axis
+from planning.strategy import (RESTORE_M, Action, forced_order, placement_guards, placement_slots,
+                               set_down_ends)
+from planning.game.tower import TowerState, layer_axis
 
 # A block the put-back could not move, or hardly, stands about as far out as the push-through left
 # it (fast seed 9: 5.0, let go for a rider, measured 21.0 and, in a second run, 20.1 mm out, under
 # PUSH_THROUGH; left out, the game ended there). Within the put-back's own tolerance of that
 # distance the fingers' ends still close 4 mm clear of the tower: such a block is taken after all.
 TAKE_SLACK_M = RESTORE_M
+# A look that reads no tower is taken again, this many times in all: a frame lost or frozen, a hand
+# in the view, a change of light last a look or two.
+LOOK_TRIES = 3
 
 
 class Player:
@@ -94,15 +99,14 @@ class Turn:
         self.hands.record_moves(self.report.moves)
         self.clock = PhaseClock(self.hands.now, self.report, player.on_phase)
         self.chooser = None
+        self.forced_tried: set[Slot] = set()    # blocks a forced move has worked
 
     def run(self, blocks_moved: int, watch_window: bool) -> TurnReport:
-        hands, report, clock, dims = self.hands, self.report, self.clock, self.player.dims
+        hands, report, clock = self.hands, self.report, self.clock
         with clock(Phase.PERCEIVE):
-            look = hands.look(blocks_moved)
-        state = look.tower
+            look = self._look(blocks_moved)
         belief, report.recalled = self.player.belief(look)
-        if self.player.on_belief is not None:
-            self.player.on_belief(look, belief)
+        self._tell_belief(look, belief)
         while True:
             with clock(Phase.PROBE):
                 chosen = self._choose(look, belief)
@@ -112,25 +116,12 @@ class Turn:
             # A block let go may have dragged others with it (a loose block lying across it
             # rides along): look again before the next block is touched.
             with clock(Phase.PERCEIVE):
-                look = hands.look(blocks_moved)
-                changed = look.changed(set(state.blocks()))
-                if changed:
-                    raise TurnError("the tower changed while a block was put back: slots "
-                                    + ", ".join(slot_name(l, s) for l, s in changed))
+                look, belief = self._look_after_let_go(look, belief, blocks_moved)
+        state = look.tower
         report.source, report.block = chosen, look.blocks.get(chosen)
-        after = state.without(*chosen)
-        target = placement_slot(after, dims)
-        report.target = target
         with clock(Phase.PLACE):
-            others = {k: v for k, v in look.offsets.items() if k != chosen}
-            press_n, align_n = placement_guards(after, dims, target, PLACE_OVERHANG, PLACE_GUARD_N,
-                                                2 * PLACE_GUARD_N, others)
-            ends = set_down_ends(after, dims, target, PLACE_OVERHANG, others)
-            if not ends:
-                raise TurnError(f"a block set down on layer {target[0]} would tip off: the layer "
-                                f"below has no support under either end")
-            report.released_at = hands.place(PlaceOrder(target, press_n, align_n, tuple(ends)))
-        report.legal = check_move(state, chosen, target, layer_axis(target[0]),
+            report.target, report.released_at = self._place(state.without(*chosen), look, chosen)
+        report.legal = check_move(state, chosen, report.target, layer_axis(report.target[0]),
                                   self.player.options) == []
         with clock(Phase.CLEAR):
             hands.clear()
@@ -138,20 +129,107 @@ class Turn:
             return report
         with clock(Phase.SETTLE):
             try:
-                final = hands.watch(report.released_at, self.player.options.window_s,
-                                    blocks_moved + 1)
-            except TowerFellError:
-                final = None
-            except TurnError as exc:          # seen standing, but not read as a tower
+                final = self._watch(report.released_at, blocks_moved + 1)
+            except PerceptionError as exc:      # seen standing, but never read as a tower
                 report.error = str(exc)
                 return report
         report.fell = final is None
         if final is not None:
+            final = self._judge_outcome(state, final, blocks_moved + 1)
             report.stories = final.tower.stories()
-            problem = outcome_problem(state, final, chosen, target)
-            if problem:
-                report.legal, report.error = False, problem
         return report
+
+    # --- looking ------------------------------------------------------------------------------
+
+    def _look(self, blocks_moved: int) -> Look:
+        """The hands' look; one that reads no tower (a camera's frame lost, a hand in the view,
+        a change of light) is taken again, LOOK_TRIES times in all."""
+        for attempt in range(1, LOOK_TRIES + 1):
+            try:
+                return self.hands.look(blocks_moved)
+            except PerceptionError as exc:
+                if attempt == LOOK_TRIES:
+                    raise
+                self._recovered(Recovery.LOOKED_AGAIN, f"the look read no tower ({exc})")
+        raise AssertionError("unreachable")
+
+    def _tell_belief(self, look: Look, belief: LoosenessBelief) -> None:
+        if self.player.on_belief is not None:
+            self.player.on_belief(look, belief)
+
+    def _look_after_let_go(self, before: Look, belief: LoosenessBelief, blocks_moved: int
+                           ) -> tuple[Look, LoosenessBelief]:
+        """The look after a block was let go and put back. A block the let-go carried toward
+        the front (a rider) is pushed back home, as the rules ask of a block a player moved;
+        a tower that changed anyway (a block carried too far to be seen in its slot) is played
+        as it is now: the turn chooses again on a fresh belief, with the blocks that jammed
+        still ruled out."""
+        look = self._look(blocks_moved)
+        moved = self._restore_moved(before, look)
+        if moved:
+            look = self._look(blocks_moved)
+        changed = look.changed(set(before.tower.blocks()))
+        if not changed:
+            return look, belief
+        self._recovered(Recovery.TOWER_CHANGED, "slots " + ", ".join(
+            f"{slot_name(*k)} seen {'full' if look.occupancy.get(k) else 'empty'}"
+            for k in changed) + " after a block was put back")
+        fresh, _ = self.player.belief(look)
+        for key in belief.stuck:
+            if look.tower.has_block(*key):
+                fresh.jammed(key)
+        self._tell_belief(look, fresh)
+        return look, fresh
+
+    def _restore_moved(self, before: Look, look: Look) -> list[Slot]:
+        """Push home each block seen moved toward the front (the end blocks are pulled by) by
+        more than the rules' tolerance since `before`; the blocks pushed. With the option
+        `allow_leave_displaced` they are left."""
+        moved = moved_out(before, look, self.hands.pulled_end)
+        if not moved or self.player.options.allow_leave_displaced:
+            return []
+        for slot, out_m in moved.items():
+            try:
+                short = self._restore(slot, out_m)
+            except PlanError as exc:
+                self._note(f"{slot_name(*slot)} moved {out_m * 1000:.1f} mm out and cannot be "
+                           f"reached to put it back ({exc})")
+                continue
+            self._recovered(Recovery.NEIGHBOUR_RESTORED,
+                            f"{slot_name(*slot)} had come {out_m * 1000:.1f} mm out"
+                            + (f"; {short * 1000:.1f} mm short of home" if short > RESTORE_M
+                               else ""))
+        return list(moved)
+
+    def _watch(self, released_at: float, blocks_moved: int) -> Look | None:
+        """The settling window; None if the tower fell. A window that closed on a look that
+        reads no tower is looked at again (the arm is clear)."""
+        try:
+            return self.hands.watch(released_at, self.player.options.window_s, blocks_moved)
+        except TowerFellError:
+            return None
+        except TurnError as exc:          # seen standing, but not read as a tower
+            self._recovered(Recovery.OUTCOME_LOOKED_AGAIN, str(exc))
+            try:
+                return self._look(blocks_moved)
+            except TowerFellError:
+                return None
+
+    def _judge_outcome(self, state: TowerState, final: Look, blocks_moved: int) -> Look:
+        """What the window's last look shows against the move: a surprise (the placed block not
+        seen, a slot changed) is looked at again, the arm clear, before the move is called
+        illegal; the look that counts."""
+        report = self.report
+        problem = outcome_problem(state, final, report.source, report.target)
+        if problem:
+            again = self._look(blocks_moved)
+            still = outcome_problem(state, again, report.source, report.target)
+            self._recovered(Recovery.OUTCOME_LOOKED_AGAIN, problem + (
+                f"; seen again: {still}" if still else "; seen again: as the move left it"))
+            final, problem = again, still
+        if problem:
+            report.legal, report.error = False, problem
+        return final
 
     # --- choosing -----------------------------------------------------------------------------
 
@@ -164,7 +242,7 @@ class Turn:
             try:
                 step = chooser.next_step()
             except NoBlock as exc:
-                raise NoMoveError(str(exc)) from None
+                return self._forced(look, belief, str(exc))
             candidate = step.source
             if step.kind is StepKind.TAKE:
                 if self._push_through(candidate):
@@ -200,6 +278,34 @@ class Turn:
             if decision.action is Action.TAKE_BEST and self._push_through(decision.source):
                 return decision.source
 
+    def _forced(self, look: Look, belief: LoosenessBelief, why: str) -> Slot:
+        """No block seemed to come out, and the rules allow no pass (rule 7): the legal blocks
+        are worked the least loaded first (planning/strategy.py `forced_order`), each pushed
+        through up to the jam limit and pulled under the firmer guard of a block that must come
+        (the hands' `insist`), until one comes. NoMoveError only when not one could be worked."""
+        report, options = self.report, self.player.options
+        if not report.forced:
+            report.forced = True
+            self._recovered(Recovery.FORCED_MOVE, f"{why}: the least loaded block is worked "
+                                                  f"as a forced move")
+        order = [s for s in forced_order(look.tower, belief, self.player.dims, options,
+                                         look.offsets, self.hands.pulled_end)
+                 if s not in self.forced_tried]
+        for source in order:
+            self.forced_tried.add(source)
+            try:
+                pushed = self.hands.push_through(source, JAM_N)
+            except PlanError as exc:
+                self._note(f"{slot_name(*source)} cannot be reached for a forced move ({exc})")
+                continue
+            if not pushed.jammed:
+                return source
+            self._note(f"forced move: {slot_name(*source)} jammed at {JAM_N:.2f} N, "
+                       f"{pushed.moved_m * 1000:.1f} mm in")
+            if pushed.moved_m > RESTORE_M:
+                self._restore(source, pushed.moved_m)
+        raise NoMoveError(f"{why}, and not one legal block could be pushed out as a forced move")
+
     def _push_through(self, source: Slot) -> bool:
         """Push `source` out at the front; a block that jams is put back and ruled out."""
         jam_n = self.chooser.jam_n(source)
@@ -224,6 +330,46 @@ class Turn:
         if self.player.on_note is not None:
             self.player.on_note(text)
 
+    # --- placing ------------------------------------------------------------------------------
+
+    def _place(self, after: TowerState, look: Look, chosen: Slot) -> tuple[Slot, float]:
+        """Set the held block down on top: on the best place (planning/strategy.py
+        `placement_slots`), else on the next where the set-down would not land or the block
+        would tip off, and when every place missed, where it lands on the first: a held block
+        is never kept nor dropped. The place and the world time the hands last touched it."""
+        dims = self.player.dims
+        others = {k: v for k, v in look.offsets.items() if k != chosen}
+        targets = placement_slots(after, dims)
+        missed = []
+        for target in targets:
+            ends = set_down_ends(after, dims, target, PLACE_OVERHANG, others)
+            if not ends:
+                missed.append(f"{slot_name(*target)}: the layer below has no support under "
+                              f"either end")
+                continue
+            try:
+                return target, self.hands.place(self._order(after, target, ends, others))
+            except PlaceMissed as exc:
+                missed.append(f"{slot_name(*target)}: {exc}")
+                self._recovered(Recovery.PLACED_ELSEWHERE, missed[-1])
+        target = targets[0]
+        ends = set_down_ends(after, dims, target, PLACE_OVERHANG, others) or (1, -1)
+        self._recovered(Recovery.SET_DOWN_AS_LANDED, "; ".join(missed))
+        return target, self.hands.place(self._order(after, target, ends, others, as_landed=True))
+
+    def _order(self, after: TowerState, target: Slot, ends, others: dict,
+               as_landed: bool = False) -> PlaceOrder:
+        press_n, align_n = placement_guards(after, self.player.dims, target, PLACE_OVERHANG,
+                                            PLACE_GUARD_N, 2 * PLACE_GUARD_N, others)
+        return PlaceOrder(target, press_n, align_n, tuple(ends), as_landed)
+
+    # --- surprises ----------------------------------------------------------------------------
+
+    def _recovered(self, kind: Recovery, detail: str) -> None:
+        """A surprise the turn got over: on the report, and told as a note."""
+        self.report.recovered(kind, detail)
+        self._note(f"{kind}: {detail}")
+
     # --- taking -------------------------------------------------------------------------------
 
     def _pull_out(self, source: Slot, belief: LoosenessBelief) -> bool:
@@ -231,7 +377,9 @@ class Turn:
         with it (the hands slid it back in as far as they could), is put back home from the
         front and ruled out for the turn; one that dragged, for the game. One that dragged and
         will not go back is taken after all (`_take_after_all`)."""
-        pulled = self._record_pull(source, self.hands.pull(source))
+        forced = self.report.forced
+        pulled = self._record_pull(source, self.hands.pull(source, PUSH_THROUGH, insist=True)
+                                   if forced else self.hands.pull(source))
         if pulled.came:
             return True
         tries = f"; tries: {grasp_tries(pulled.touches)}" \
@@ -247,7 +395,7 @@ class Turn:
         short = self._restore(source, PUSH_THROUGH + pulled.left_out_m)
         will_not_go_back = short >= PUSH_THROUGH - TAKE_SLACK_M
         if pulled.gave_up in (GaveUp.DRAG, GaveUp.RIDER) and will_not_go_back \
-                and not self.player.options.allow_leave_displaced:
+                and not forced and not self.player.options.allow_leave_displaced:
             return self._take_after_all(source, short)
         self.chooser.jammed(source)
         return False

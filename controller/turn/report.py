@@ -26,8 +26,25 @@ class TowerFellError(TurnError):
 
 
 class NoMoveError(TurnError):
-    """The policy found no block to attempt: the robot would have to pass, which the rules do not
-    allow (whoever runs the game rules on it: the round is lost)."""
+    """Not one legal block could be worked at all, not even as a forced move (every one out of the
+    hands' reach): the robot would have to pass, which the rules do not allow (whoever runs the
+    game rules on it: the round is lost)."""
+
+
+class PlaceMissed(TurnError):
+    """A set-down that would not land where it was aimed: the block was lifted back and is still
+    held over the tower (the turn tries another place)."""
+
+
+class Recovery(StrEnum):
+    """A surprise the turn met and got over, as the report names it."""
+    LOOKED_AGAIN = "looked again"              # a look that read no tower, taken again
+    TOWER_CHANGED = "went on with the tower as it is now"   # blocks moved by a let-go
+    NEIGHBOUR_RESTORED = "put a moved neighbour back"
+    FORCED_MOVE = "forced move"                # no block seemed to come out: the best one worked
+    PLACED_ELSEWHERE = "placed elsewhere"      # a set-down that would not land, moved on
+    SET_DOWN_AS_LANDED = "set down where it landed"   # every place missed: let go, not held
+    OUTCOME_LOOKED_AGAIN = "looked again after the turn"   # what the window saw, seen again
 
 
 @dataclass
@@ -61,8 +78,13 @@ class TurnReport:
     touches: list[dict] = field(default_factory=list)  # grasp approaches that met the block
     pull_resumed: int = 0       # guard trips on a short knock, after which the pull went on
     taken_after_all: bool = False   # given up (a drag, a rider), it would not go back: taken
+    forced: bool = False        # no block seemed to come out: the least-loaded one was worked
+    recoveries: list[dict] = field(default_factory=list)   # each: `kind` (a Recovery), `detail`
     error: str | None = None
     phase: Phase | None = None  # the phase under way when the turn ended, or the last one
+
+    def recovered(self, kind: Recovery, detail: str) -> None:
+        self.recoveries.append({"kind": str(kind), "detail": detail})
 
     @property
     def duration_s(self) -> float:

@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from controller.turn.hands import Felt, GaveUp, Look, PlaceOrder, Pulled, Pushed
+from controller.turn.report import PlaceMissed
+from perception.observation import PerceptionError
 from planning.looseness import ProbeOutcome
 from planning.motion.contact_geometry import PUSH_THROUGH
 from planning.game.tower import SLOTS, Slot, TowerState
@@ -33,6 +35,9 @@ class Script:
     short: Callable[[Slot], float] = lambda source: 0.0          # how far a put-back stops short
     falls_in_window: bool = False
     out_of_place_after_window: tuple = ()                         # blocks seen in no slot then
+    seen_again: bool = True       # and in the look after the window too (False: a trick of light)
+    misses: Callable[[Slot], bool] = lambda target: False         # a set-down there lands high
+    unread_looks: int = 0         # the first looks read no tower (a camera's frame lost)
     looks: list[Look] = field(default_factory=list)               # looks to give, in turn
 
 
@@ -43,6 +48,7 @@ class ScriptedHands:
         self.time = 0.0
         self.held: Slot | None = None
         self.moves: list[dict] | None = None
+        self.windowed = False       # the last turn's window has closed, nothing touched since
 
     def now(self) -> float:
         self.time += 0.1
@@ -63,12 +69,18 @@ class ScriptedHands:
 
     def look(self, blocks_moved: int) -> Look:
         self.steps.append(("look",))
+        if self.script.unread_looks > 0:
+            self.script.unread_looks -= 1
+            raise PerceptionError("what the cameras see is not a tower: a frame was lost")
         if self.script.looks:
             return self.script.looks.pop(0)
-        return look_at(TowerState(self.tower.layers, blocks_moved))
+        lying = self.script.out_of_place_after_window \
+            if self.windowed and self.script.seen_again else ()
+        return look_at(TowerState(self.tower.layers, blocks_moved), lying)
 
     def probe(self, source, guard_n) -> Felt:
         self.steps.append(("probe", source, round(guard_n, 6)))
+        self.windowed = False
         peak, travel, tripped = self.script.feel(source, guard_n)
         return Felt(ProbeOutcome(*source, peak, travel, tripped, guard_n))
 
@@ -77,6 +89,7 @@ class ScriptedHands:
 
     def push_through(self, source, jam_n) -> Pushed:
         self.steps.append(("push_through", source))
+        self.windowed = False
         jammed = self.script.jams(source)
         return Pushed(jammed, 0.01 if jammed else 0.027)
 
@@ -98,6 +111,8 @@ class ScriptedHands:
 
     def place(self, order: PlaceOrder) -> float:
         self.steps.append(("place", order.target))
+        if self.script.misses(order.target) and not order.as_landed:
+            raise PlaceMissed(f"the block met something 9 mm above its place on {order.target}")
         self.tower = self.tower.moved(self.held, order.target)
         self.held = None
         return self.time
@@ -107,6 +122,7 @@ class ScriptedHands:
 
     def watch(self, released_at, window_s, blocks_moved) -> Look | None:
         self.steps.append(("watch", window_s))
+        self.windowed = True
         if self.script.falls_in_window:
             return None
         self.steps.append(("look",))

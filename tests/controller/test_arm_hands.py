@@ -208,6 +208,20 @@ def test_a_tower_that_fell_as_the_block_came_out_stops_the_turn_with_the_block_h
     assert hands.pull((12, 1)).came and hands._pull is not None
 
 
+def test_slots_hidden_by_the_arm_after_a_pull_are_not_called_a_fall(planner, default_cell):
+    """A resumed match's turn 16 was called fallen on three slots seen empty with the arm and
+    the drawn block in front of the tower, the tower standing: only the look's own call counts
+    at the tower."""
+    arm = RecordingArm(planner.arm.home)
+    hands = arm_hands(planner, default_cell, arm)
+    full = {(layer, s): True for layer in range(1, 19) for s in range(3)}
+    hands.obs = observation([], occupancy=full)
+    hidden = dict(full) | {(10, 0): False, (10, 1): False, (11, 2): False}
+    hands.link.seen = observation([], occupancy=hidden)
+    assert hands.link.seen.fell_since(hands.obs) and not hands.link.seen.fell
+    assert hands.pull((12, 1)).came and hands._pull is not None
+
+
 def test_every_guarded_place_move_follows_a_tare(planner, default_cell):
     pull = planner.pull(planner.arm.home, 5, 0, 0.035, tower_layers=19)
     plan = planner.place(pull.q_end, 19, 2, pull.held)

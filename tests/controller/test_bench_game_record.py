@@ -5,7 +5,8 @@ from controller.bench.figures import summarise
 from controller.bench.game import ENDINGS, GameRecord, TurnRecord, game_record
 from controller.solo import SoloResult, play_game
 from controller.turn.hands import GaveUp
-from controller.turn.report import TurnReport
+from controller.turn.report import Recovery, TurnReport
+from controller.wording import MOVE_CAP
 from planning.game.tower import TowerState
 from tests.controller.scripted_hands import Script
 from tests.controller.test_turn_procedure import player
@@ -47,10 +48,25 @@ def test_a_game_ending_is_counted_by_its_kind_without_its_detail():
     assert list(endings) == [kind for kind in ENDINGS if kind in endings]
 
 
-def test_an_illegal_move_ends_an_uncapped_game_as_one_not_as_the_cap():
-    result = SoloResult(turns=[TurnReport(1, legal=True, stories="18 1/3"), TurnReport(2)],
-                        stories="18 1/3")
-    assert result.ending() == "not a legal move"
+def test_an_illegal_turn_is_counted_and_does_not_end_the_game():
+    result = SoloResult(turns=[TurnReport(1, legal=True, stories="18 1/3"), TurnReport(2),
+                               TurnReport(3, legal=True, stories="18 2/3")], stories="18 2/3")
+    assert result.ending() == "played every turn asked for"
     game = game_record(result, "ours", 1, "fast", "18", False, 1.0)
-    assert game.ended_by == "not a legal move" and game.ending == "not a legal move"
-    assert game.turns[-1].cause == "not a legal move" and game.blocks_moved == 1
+    assert game.ended_by == MOVE_CAP and game.turns[1].cause is None and game.blocks_moved == 2
+
+
+def test_forced_moves_are_counted_by_how_they_ended():
+    def turn(number, **kw):
+        report = TurnReport(number, **kw)
+        report.recovered(Recovery.FORCED_MOVE, "no block would come out")
+        report.forced = True
+        return report
+    result = SoloResult(turns=[TurnReport(1, legal=True), turn(2, legal=True), turn(3)],
+                        stories="18 2/3")
+    result.fell = True
+    result.turns[-1].fell = True
+    game = game_record(result, "ours", 1, "fast", "18", False, 1.0)
+    figures = summarise([game])
+    assert figures["forced_moves"] == {"fell": 1, "taken": 1}
+    assert figures["recoveries"] == {str(Recovery.FORCED_MOVE): 2}

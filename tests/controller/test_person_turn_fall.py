@@ -39,11 +39,13 @@ class Person:
         return {"tried": []}
 
 
-def _runner(tmp_path, default_cell, sees, hand):
-    """A runner whose cameras show `sees(t)` and whose monitor reads `hand(t)` (True: inside)."""
+def _runner(tmp_path, default_cell, sees, hand, starter="person"):
+    """A runner whose cameras show `sees(t)` and whose monitor reads `hand(t)` (True: inside);
+    `starter` plays the round's first turn."""
     path = tmp_path / "match.jsonl"
-    with MatchLog.create(path, {"config": CONFIG.to_json()}) as log:
-        log.append("round_start", tower=FRESH.to_json(), starter="person")
+    config = CONFIG if starter == CONFIG.players[0] else replace(CONFIG, players=CONFIG.players[::-1])
+    with MatchLog.create(path, {"config": config.to_json()}) as log:
+        log.append("round_start", tower=FRESH.to_json(), starter=starter)
     log, logged = MatchLog.resume(path)
     arm = Arm()
     link = SimpleNamespace(cell=default_cell, arm=arm, perception=Perception(default_cell),

@@ -1,0 +1,50 @@
+"""A fall in the robot's turn is judged by the match's own cameras, whoever called it: a fall the
+robot's hands called with the tower standing is not one (a resumed match's turn 16 stopped on
+such a call, 0-0, "the match is not over"), and one the cameras see loses the robot the round.
+The cell is faked as in test_person_turn_fall.py."""
+
+from types import SimpleNamespace
+
+import pytest
+
+from controller.match import runner as runner_module
+from controller.match.log import read_events
+from controller.match.runner import ROBOT, MatchError
+from controller.turn.report import TowerFellError
+from tests.controller.test_person_turn_fall import FRESH, _fallen, _runner
+from tests.controller.test_match_resume import _seen
+
+
+def _robot_turn(tmp_path, default_cell, monkeypatch, sees):
+    runner, path = _runner(tmp_path, default_cell, sees, hand=lambda t: False, starter=ROBOT)
+    retracted = []
+    monkeypatch.setattr(runner_module, "retract",
+                        lambda arm, planner, layers: retracted.append(layers) or "went home")
+
+    def play(number, blocks_moved, watch_window):
+        runner.link.arm.t += 30.0
+        raise TowerFellError("the tower fell as the block was pulled out")
+    runner.robot = SimpleNamespace(play=play, hands=SimpleNamespace(planner=None))
+    return runner, path, retracted
+
+
+def test_a_fall_the_hands_called_with_the_tower_standing_is_not_one(tmp_path, default_cell,
+                                                                     monkeypatch):
+    runner, path, retracted = _robot_turn(tmp_path, default_cell, monkeypatch,
+                                          lambda t: _seen(FRESH))
+    with pytest.raises(MatchError, match="the tower stands: resume the match"):
+        runner._robot_turn()
+    kinds = [e["event"] for e in read_events(path)]
+    assert "fall" not in kinds and "round_end" not in kinds
+    assert retracted            # the arm was taken home before the match stopped
+
+
+def test_a_fall_the_cameras_see_in_the_robots_turn_loses_it_the_round(tmp_path, default_cell,
+                                                                       monkeypatch):
+    runner, path, retracted = _robot_turn(tmp_path, default_cell, monkeypatch,
+                                          lambda t: _fallen(FRESH) if t > 10.0 else _seen(FRESH))
+    runner._robot_turn()
+    events = read_events(path)
+    assert "fall" in [e["event"] for e in events] and retracted
+    end = next(e for e in events if e["event"] == "round_end")
+    assert end["result"]["loser"] == ROBOT
