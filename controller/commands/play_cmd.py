@@ -15,7 +15,11 @@ from controller.wording import plural, slot_name, turn_phase
 from hardware.cells import DEFAULT_CELL
 from planning.game.rules import VARIANT_NAMES, Scoring
 
-SIM_STALL_S = 0.5
+# A simulated device counts every deadline in its own (device) time, and its world waits for a
+# host a busy machine kept from running (hardware/sim/server.py): the wall clock only tells that its
+# process is gone (the pty closes: PortClosedError at once) or hung, silent this long. A loaded
+# machine (load 3-11 on 2 cores) kept a sound simulated cell silent for 0.5 s.
+SIM_STALL_S = 30.0
 # the rules the simulated person can be told to break (hardware/sim/person.py)
 PERSON_MISTAKES = ("wrong_orientation", "forbidden_layer", "new_layer_early", "tested_left_out")
 

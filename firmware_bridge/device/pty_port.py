@@ -11,14 +11,19 @@ import tty
 
 class PtyPort:
     def __init__(self) -> None:
-        self.master, self._slave = os.openpty()
-        tty.setraw(self._slave)   # bytes pass untouched: no echo, no line discipline
-        attrs = termios.tcgetattr(self._slave)
+        self.master, host_end = os.openpty()
+        tty.setraw(host_end)   # bytes pass untouched: no echo, no line discipline
+        attrs = termios.tcgetattr(host_end)
         attrs[3] &= ~termios.ECHO
-        termios.tcsetattr(self._slave, termios.TCSANOW, attrs)
+        termios.tcsetattr(host_end, termios.TCSANOW, attrs)
         os.set_blocking(self.master, False)
-        self.path = os.ttyname(self._slave)
+        self.path = os.ttyname(host_end)
+        # The device end keeps no host end open: the kernel then tells, by EIO on the device end,
+        # that no host has the port open (its process closed it or is gone). The pair lasts as long
+        # as the device end, so a host may open the port again by its path.
+        os.close(host_end)
         self.closed = False
+        self.host_open = False      # a host had the port open at the last read
 
     def read(self) -> bytes:
         """Whatever the host has written since the last call (b"" if nothing or closed)."""
@@ -29,11 +34,14 @@ class PtyPort:
             try:
                 data = os.read(self.master, 65536)
             except BlockingIOError:
+                self.host_open = True
                 break
             except OSError as exc:
                 if exc.errno == errno.EIO:   # no host has the port open
+                    self.host_open = False
                     break
                 raise
+            self.host_open = True
             if not data:
                 break
             chunks.append(data)
@@ -52,8 +60,7 @@ class PtyPort:
         if self.closed:
             return
         self.closed = True
-        for fd in (self.master, self._slave):
-            try:
-                os.close(fd)
-            except OSError:
-                pass
+        try:
+            os.close(self.master)
+        except OSError:
+            pass

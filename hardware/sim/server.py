@@ -6,7 +6,8 @@ World time never runs faster than the wall clock: the loop keeps it in step when
 enough, and when it is not, the whole world runs slower rather than catching up in bursts. That
 includes the cameras: a watched camera gets a frame at least every MAX_FRAME_GAP_S of world time,
 and when the renderer (a process of its own) is behind, the world waits for it. The world also
-waits (a second at most) for a host that a busy machine kept from sending its heartbeats. While
+waits for a host that a busy machine kept from sending its heartbeats, as long as it has the
+serial port open. While
 the world waits the device keeps answering on the serial link (engine.serve_link), so a busy
 machine plays slower but never looks like a dead device, nor a host like a dead one. `pace()`
 reports the world-to-wall ratio.
@@ -43,10 +44,12 @@ HOLD_SLICE_S = 0.002        # wall seconds between answers on the link while the
 # goes on without waiting for it, as a real cell goes on when a camera drops frames.
 MAX_HOLD_S = 5.0
 # A host that has said nothing for this much world time (it sends a heartbeat every 50 ms) was kept
-# from running by a busy machine: the world waits for it, up to HOST_WAIT_S of wall time. A host
-# silent longer has stopped, and the world goes on: the firmware's watchdog stops the arm.
+# from running by a busy machine: the world waits for it while it has the serial port open. The
+# wall clock only tells a host that is gone: its port closed (its process ended), or, port open,
+# silent for HOST_GONE_S of wall time (hung). Then the world goes on and the firmware's watchdog
+# stops the arm. (A 1 s wait let a machine loaded 3-11 on 2 cores trip the watchdog mid-turn.)
 HOST_QUIET_S = 0.1
-HOST_WAIT_S = 1.0
+HOST_GONE_S = 30.0
 
 
 class SimServer:
@@ -211,7 +214,8 @@ class SimServer:
                 now = time.monotonic()
                 data = self.port.read()
                 engine.receive(data)
-                held = waits.hold(now, world.time, heard=bool(data))
+                held = waits.hold(now, world.time, heard=bool(data),
+                                  host_open=self.port.host_open)
                 if held:
                     engine.serve_link(world.time)
                 else:
@@ -246,7 +250,7 @@ class _Waits:
     """When the world waits: for a renderer that is behind (a watched camera owed a frame for
     MAX_FRAME_GAP_S of world time; not past MAX_HOLD_S of wall time for one moment, after which
     the renderer counts as stuck until it is free), and for a host gone quiet for HOST_QUIET_S of
-    world time (up to HOST_WAIT_S of wall time)."""
+    world time (while it has the port open, up to HOST_GONE_S of wall time)."""
 
     def __init__(self, cameras: CameraServer | None, world_t: float):
         self.cameras = cameras
@@ -255,9 +259,11 @@ class _Waits:
         self._stuck = False
         self._heard: tuple[float, float] | None = None   # (wall, world) the host last spoke
 
-    def hold(self, wall_t: float, world_t: float, heard: bool) -> bool:
+    def hold(self, wall_t: float, world_t: float, heard: bool, host_open: bool = True) -> bool:
         if heard:
             self._heard = (wall_t, world_t)
+        elif not host_open:
+            self._heard = None          # gone: the next host is waited for once it has spoken
         return self._for_renderer(wall_t, world_t) or self._for_host(wall_t, world_t)
 
     def _for_renderer(self, wall_t: float, world_t: float) -> bool:
@@ -277,4 +283,4 @@ class _Waits:
 
     def _for_host(self, wall_t: float, world_t: float) -> bool:
         return (self._heard is not None and world_t - self._heard[1] >= HOST_QUIET_S
-                and wall_t - self._heard[0] < HOST_WAIT_S)
+                and wall_t - self._heard[0] < HOST_GONE_S)

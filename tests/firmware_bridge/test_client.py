@@ -6,7 +6,6 @@ import threading
 import numpy as np
 import pytest
 
-from controller.commands.play_cmd import SIM_STALL_S
 from firmware_bridge import messages as m
 from firmware_bridge.client import ArmClient, MotionOutcome
 from firmware_bridge.device import engine as engine_module
@@ -17,17 +16,20 @@ from firmware_bridge.errors import (CommandRefused, CorruptFrameError, DeviceFau
                                     FrameDropError, LinkError, LinkStalledError, PortClosedError,
                                     VersionMismatchError)
 
+# The slack a device thread on this machine's clock gets (see `connect`).
+SLACK_S = 0.5
 JOINTS = tuple(m.JointInfo(-3.0, 3.0, 1.5, 0.05 * i) for i in range(6))
 
 
 def connect(device) -> ArmClient:
     """A client to the device thread. That thread shares two cores with the parallel suite, and
     its clock is this machine's, so it gets the slack the product gives any simulated device
-    (play's SIM_STALL_S) for a silent link and for an answer, not the tight limits of a real
+    (SLACK_S) for a silent link and for an answer, not the tight limits of a real
     microcontroller (a starved device thread once answered a heartbeat 80 ms late by its own clock,
     in CI at 858e38c); a link that goes silent for good is still found stalled, and an answer that
-    never comes still found missing."""
-    return ArmClient(device.path, stall_s=SIM_STALL_S, ack_timeout_s=SIM_STALL_S)
+    never comes still found missing. (The simulated cell's own slack, SIM_STALL_S, is a dead
+    process's: its world waits for the host.)"""
+    return ArmClient(device.path, stall_s=SLACK_S, ack_timeout_s=SLACK_S)
 
 
 @pytest.fixture
@@ -38,7 +40,7 @@ def device():
     # watchdog (seen on a loaded machine, in HOME's answer: FAULT_LATCHED, WATCHDOG). So the
     # device watches with the stall limit's slack; its 200 ms is held by test_engine.py on the
     # engine's own clock.
-    config = DeviceConfig(JOINTS, 0.04, 100.0, watchdog_s=SIM_STALL_S)
+    config = DeviceConfig(JOINTS, 0.04, 100.0, watchdog_s=SLACK_S)
     runner = DeviceRunner(config, arm).start()
     runner.arm = arm
     yield runner
