@@ -24,12 +24,15 @@ from planning.policies import POLICIES
 SUITES = ("game", "person", "link", "sim", "perception", "safety")
 # run on its own: it loads the machine on purpose
 LOAD = "load"
+# run on its own: ten full-pipeline turns for each kind of surprise take hours
+SURPRISES = "surprises"
 
 
 def register(commands: argparse._SubParsersAction) -> None:
     bench = commands.add_parser("bench", help="benchmarks: game, person, link, sim, perception, safety, load")
-    bench.add_argument("--suite", required=True, choices=SUITES + (LOAD, "all"),
-                       help="`all` is every suite but load, which busies the machine on purpose")
+    bench.add_argument("--suite", required=True, choices=SUITES + (LOAD, SURPRISES, "all"),
+                       help="`all` is every suite but load, which busies the machine on purpose, "
+                       "and surprises, which takes hours")
     bench.add_argument("--json", metavar="FILE", help="write the figures as JSON")
     bench.add_argument("--firmware", choices=("python", "c", "qemu"), default="python",
                        help="link suite: the device's firmware: the reference engine, the C "
@@ -71,6 +74,10 @@ def register(commands: argparse._SubParsersAction) -> None:
                        "cap, are not played again")
     bench.add_argument("--burners", type=int, default=4,
                        help="load suite: busy processes beside the runs (default %(default)s)")
+    bench.add_argument("--trials", type=int, default=10,
+                       help="surprises suite: turns for each kind of surprise (default %(default)s)")
+    bench.add_argument("--kinds", default=None,
+                       help="surprises suite: which kinds, comma-separated (default: every one)")
     bench.add_argument("--turns", type=int, default=3,
                        help="load suite: turns of the solo game (default %(default)s)")
     bench.set_defaults(run=run_bench)
@@ -83,9 +90,11 @@ def machine() -> dict:
 
 def run_bench(args: argparse.Namespace) -> int:
     suites = SUITES if args.suite == "all" else (args.suite,)
-    if min(args.seeds, args.scenes, args.reaches, args.jobs, args.burners, args.turns) < 1:
-        raise CommandError("--seeds, --scenes, --reaches, --jobs, --burners and --turns must be at "
-                           "least 1")
+    if min(args.seeds, args.scenes, args.reaches, args.jobs, args.burners, args.turns,
+           args.trials) < 1:
+        raise CommandError("--seeds, --scenes, --reaches, --jobs, --burners, --turns and --trials "
+                           "must be at least 1")
+    kinds = _kinds(args.kinds)
     if args.max_turns is not None and args.max_turns < 1:
         raise CommandError("--max-turns must be at least 1")
     asked = set(args.policies.split(","))
@@ -117,6 +126,8 @@ def run_bench(args: argparse.Namespace) -> int:
             figures, table = _safety(args)
         elif suite == LOAD:
             figures, table = _load(args)
+        elif suite == SURPRISES:
+            figures, table = _surprises(args, kinds)
         else:
             figures, table = _sim(args)
         figures["wall_s"] = round(time.monotonic() - started, 1)
@@ -288,6 +299,32 @@ def _load(args: argparse.Namespace) -> tuple[dict, str]:
     rows.append(("loadavg_loaded", round(result.loadavg_loaded, 2),
                  f"{result.burners} busy processes on {result.cpus} cores"))
     return result.to_json(), _table("load", rows)
+
+
+def _kinds(text: str | None) -> list[str]:
+    from hardware.sim.surprises import Kind
+    if text is None:
+        return list(Kind)
+    asked = [k.strip() for k in text.split(",") if k.strip()]
+    unknown = [k for k in asked if k not in set(Kind)]
+    if unknown or not asked:
+        raise CommandError(f"unknown surprise {', '.join(unknown) or '(none)'}; known: "
+                           f"{', '.join(Kind)}")
+    return asked
+
+
+def _surprises(args: argparse.Namespace, kinds: list[str]) -> tuple[dict, str]:
+    from controller.bench.surprises import FIRST_SEED, OUTCOMES, measure
+    load(args.cell)
+    result = measure(args.cell, kinds, args.trials, FIRST_SEED + args.first_seed - 1,
+                     progress=Progress("bench surprises"))
+    columns = ["surprise", "trials", "met", *OUTCOMES]
+    lines = ["### surprises", "", "| " + " | ".join(columns) + " |",
+             "|" + " --- |" * len(columns)]
+    lines += ["| " + " | ".join(str(row[c]) for c in columns) + " |" for row in result.table()]
+    lines += ["", "met: the surprise happened in the turn; the outcomes count those turns "
+              "(handled: the turn went on and ended legal, the tower standing)"]
+    return result.to_json(), "\n".join(lines)
 
 
 def _table(suite: str, rows) -> str:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from controller.bench.figures import MIN_GAMES
 
 GAME_COLUMNS = ("stories_median", "stories_mean", "stories_max", "blocks_moved_median", "extraction_success",
-                "probes_per_turn", "turn_time_s_median", "endings", "falls_by_cause")
+                "probes_per_turn", "turn_time_s_median", "endings", "falls_by_cause", "forced_moves")
 PERSON_COLUMNS = ("stories_median", "stories_mean", "stories_max", "blocks_moved_median",
                   "extraction_success", "probes_per_turn", "turn_time_s_median", "ended_by")
 

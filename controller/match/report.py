@@ -14,6 +14,7 @@ from typing import Any
 
 from controller.match.progress import MatchProgress
 from controller.match.turns import LoggedTurn, logged_turns
+from controller.turn.report import Recovery
 from controller.match.plots import plot_probes, plot_tower
 from controller.wording import plural
 
@@ -58,6 +59,10 @@ def summarise(events: list[dict[str, Any]], turns: list[LoggedTurn], log_path: P
     robot = [t.duration_s for t in turns if t.duration_s is not None]
     if robot:
         lines.append(f"robot turns: {len(robot)}, median {statistics.median(robot):.1f} s")
+    recoveries = robot_recoveries(events)
+    if recoveries:
+        lines.append(f"robot recoveries: {len(recoveries)} (surprises its turns got over)")
+        lines += [f"  {text}" for text in recoveries]
     resumed = sum(1 for e in events if e.get("event") == "note"
                   and str(e.get("text", "")).startswith("resumed"))
     if resumed:
@@ -66,6 +71,14 @@ def summarise(events: list[dict[str, Any]], turns: list[LoggedTurn], log_path: P
                  f"{wall_span(events):.0f} s")
     lines.append(f"log: {log_path}")
     return "\n".join(lines)
+
+
+def robot_recoveries(events: list[dict[str, Any]]) -> list[str]:
+    """Every surprise the robot's turns got over, as its notes told them (controller/turn/
+    report.py Recovery), in the order they came."""
+    kinds = tuple(f"robot: {kind}: " for kind in Recovery)
+    return [str(e["text"])[len("robot: "):] for e in events
+            if e.get("event") == "note" and str(e.get("text", "")).startswith(kinds)]
 
 
 def _rounds(progress: MatchProgress) -> str:

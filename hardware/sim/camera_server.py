@@ -69,6 +69,9 @@ class CameraServer:
         self._busy = threading.Event()
         self._conn = None
         self._process = None
+        # what the cameras suffer now, when tests and benchmarks ask for surprises
+        # (hardware/sim/surprises.py Glitch); None: nothing
+        self.glitch = None
         server = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -173,12 +176,16 @@ class CameraServer:
         moment to render; says whether it did."""
         if self._busy.is_set() or self._conn is None:
             return False
-        names = [n for n, slot in self.slots.items() if slot.viewers]
+        t = float(data.time)
+        glitch = self.glitch
+        names = [n for n, slot in self.slots.items() if slot.viewers
+                 and not (glitch is not None and t < glitch.dropped.get(n, -1.0))]
         if not names:
             return False
         self._busy.set()
         try:
-            self._conn.send((float(data.time), data.qpos.copy(), data.mocap_pos.copy(),
+            self._conn.send((t, glitch.light(t) if glitch is not None else 1.0,
+                             data.qpos.copy(), data.mocap_pos.copy(),
                              data.mocap_quat.copy(), names))
         except (OSError, BrokenPipeError):
             self._conn = None        # the renderer is gone: the world goes on without pictures
@@ -197,8 +204,13 @@ class CameraServer:
                 return
             if name is None:              # every camera of that moment is rendered
                 self._busy.clear()
-            else:
-                self.slots[name].publish(jpeg, sim_time)
+                continue
+            slot = self.slots[name]
+            glitch = self.glitch
+            if glitch is not None and sim_time < glitch.frozen.get(name, -1.0) \
+                    and slot.jpeg is not None:
+                jpeg = slot.jpeg              # a frozen camera: the last picture, stamped anew
+            slot.publish(jpeg, sim_time)
 
     # --- HTTP ---------------------------------------------------------------------------------
 
@@ -294,6 +306,8 @@ def _render_worker(xml: str, assets: dict[str, bytes], cameras, conn) -> None:
         os.environ.setdefault("MUJOCO_GL", "egl")
     model = mujoco.MjModel.from_xml_string(xml, assets)
     data = mujoco.MjData(model)
+    lights = (model.light_diffuse.copy(), model.vis.headlight.diffuse.copy(),
+              model.vis.headlight.ambient.copy())
     renderers = {}
     sizes = {name: (w, h) for name, w, h in cameras}
     while True:
@@ -303,7 +317,10 @@ def _render_worker(xml: str, assets: dict[str, bytes], cameras, conn) -> None:
             break
         if message is None:
             break
-        sim_time, qpos, mocap_pos, mocap_quat, names = message
+        sim_time, light, qpos, mocap_pos, mocap_quat, names = message
+        model.light_diffuse[:] = lights[0] * light
+        model.vis.headlight.diffuse[:] = lights[1] * light
+        model.vis.headlight.ambient[:] = lights[2] * light
         data.qpos[:] = qpos
         data.mocap_pos[:] = mocap_pos
         data.mocap_quat[:] = mocap_quat

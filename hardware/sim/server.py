@@ -30,6 +30,7 @@ from hardware.sim.camera_server import CameraServer, frame_period
 from hardware.sim.ground_truth import GroundTruth
 from hardware.sim.person import SimPerson
 from hardware.sim.skill import Skill
+from hardware.sim.surprises import Surprises
 from hardware.sim.virtual_firmware import SimHardware, device_config
 from hardware.sim.world import SimWorld
 from planning.game.cell.model import Cell
@@ -66,14 +67,20 @@ class SimServer:
         self.engine = engine(device_config(cell), SimHardware(self.world),
                              boot_time=self.world.time)
         self.truth = GroundTruth(self.world)
+        self.surprises = Surprises(self.world, self.truth, self.person,
+                                   [c.name for c in cell.cameras], seed)
         self.cameras = CameraServer(self.world.model, cell.cameras,
                                     documents={"/truth.json": self.truth_document,
-                                               "/person.json": self.person_document},
+                                               "/person.json": self.person_document,
+                                               "/surprises.json": self.surprises_document},
                                     actions={"/person/turn": self.person_turn,
                                              "/tower/rebuild": self.rebuild_tower,
-                                             "/tower/arrange": self.arrange_tower},
+                                             "/tower/arrange": self.arrange_tower,
+                                             "/surprise": self.surprise},
                                     xml=self.world.built.xml, assets=self.world.built.assets) \
             if cameras else None
+        if self.cameras is not None:
+            self.cameras.glitch = self.surprises.glitch
         self.realtime = realtime
         self._stop = threading.Event()
         self._lock = threading.Lock()
@@ -177,6 +184,17 @@ class SimServer:
             self.truth.reference()
             return {"arranged": [list(m) for m in moved], "time": self.world.time}
 
+    def surprise(self, request: dict) -> dict:
+        """A surprise for a test or a benchmark (`{"kind": ...}`, hardware/sim/surprises.py
+        Kind): now, or when its moment comes."""
+        with self._lock:
+            return self.surprises.ask(request.get("kind", ""))
+
+    def surprises_document(self) -> dict:
+        """The surprises asked for, and when each happened."""
+        with self._lock:
+            return self.surprises.to_json()
+
     def pace(self) -> float:
         """World seconds per wall second over the last few seconds (1.0: real time)."""
         samples = list(self._pace)
@@ -223,6 +241,7 @@ class SimServer:
                 self.port.write(engine.take_output())
                 if not held:
                     self.person.step()
+                    self.surprises.step()
                     world.step(1)
                     self.steps += 1
                     if self.cameras is not None and world.time >= next_frame \

@@ -108,3 +108,17 @@ def test_a_damaged_log_is_named_without_talk_of_resuming(tmp_path):
         run_report(argparse.Namespace(log=str(log), out=None))
     assert "line 4" in str(err.value) and "damaged" in str(err.value)
     assert "resume" not in str(err.value)
+
+
+def test_the_summary_names_every_surprise_the_robots_turns_got_over(tmp_path):
+    events = _events()
+    notes = [{"event": "note", "t": 10.0, "text": "robot: looked again: the look read no tower"},
+             {"event": "note", "t": 12.0, "text": "robot: layer 5 slot 1 put back"},
+             {"event": "note", "t": 30.0,
+              "text": "robot: placed elsewhere: layer 19 slot 1: the block met something 7 mm"}]
+    events = events[:5] + [dict(n, seq=90 + i, wall=events[4]["wall"]) for i, n in enumerate(notes)] \
+        + events[5:]
+    summary = write_report(tmp_path, events).summary
+    assert "robot recoveries: 2 (surprises its turns got over)" in summary
+    assert "  looked again: the look read no tower" in summary
+    assert "  placed elsewhere: layer 19 slot 1" in summary and "put back\n" not in summary

@@ -1,0 +1,28 @@
+"""The surprises benchmark's bookkeeping: how a trial's one-turn game is called, and the table of
+outcomes per kind, counting only the trials whose surprise happened."""
+
+from controller.bench.surprises import OUTCOMES, SurpriseFigures, Trial, classify
+from controller.solo import SoloResult
+from controller.turn.report import TurnReport
+
+
+def test_a_trial_is_handled_conceded_fell_or_stopped():
+    assert classify(SoloResult(turns=[TurnReport(1, legal=True)])) == "handled"
+    assert classify(SoloResult(turns=[TurnReport(1, legal=False)])) == "conceded"
+    assert classify(SoloResult(turns=[TurnReport(1, legal=True)], fell=True)) == "fell"
+    assert classify(SoloResult(turns=[TurnReport(1)], error="turn 1: the arm faulted")) == "stopped"
+    assert classify(SoloResult()) == "stopped"
+    # a fall is a fall, whatever error came with it
+    assert classify(SoloResult(turns=[TurnReport(1)], fell=True, error="turn 1: fell")) == "fell"
+
+
+def test_the_table_counts_outcomes_of_the_trials_that_met_their_surprise():
+    figures = SurpriseFigures([Trial("bump", 301, "handled", True), Trial("bump", 302, "fell", True),
+                               Trial("nudge", 301, "handled", False),
+                               Trial("nudge", 302, "stopped", True)])
+    rows = {row["surprise"]: row for row in figures.table()}
+    assert rows["bump"] == {"surprise": "bump", "trials": 2, "met": 2, "handled": 1,
+                            "conceded": 0, "fell": 1, "stopped": 0}
+    assert rows["nudge"]["met"] == 1 and rows["nudge"]["stopped"] == 1
+    assert rows["nudge"]["handled"] == 0 and set(OUTCOMES) <= set(rows["nudge"])
+    assert figures.to_json()["trials"][0]["kind"] == "bump"
