@@ -32,12 +32,10 @@ import numpy as np
 from planning.looseness import LoosenessBelief, ProbeOutcome, probe_threshold_n
 from planning.game.rules import RuleOptions, legal_sources
 from planning.stability import BlockDims
-from planning.strategy import (LOWEST_LAYER, RESTORE_M, Action, Decision, after_probe, best_probed,
-                               next_probe, rank)
+from planning.strategy import (JAM_N, LOWEST_LAYER, RESTORE_M, Action, Decision, after_probe,
+                               best_probed, next_probe, rank)
 from planning.game.tower import TowerState
 
-# A block that needs more than this to push through is jammed (the arm's push-through guard).
-JAM_N = 3.0
 # The fixed test threshold of the rule-based baseline: the force below which a published robot
 # took a block for loose, whatever the load above it.
 MIDDLE_FIRST_THRESHOLD_N = 0.5

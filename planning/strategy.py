@@ -146,20 +146,26 @@ def placement_slots(tower: TowerState, dims: BlockDims) -> list[tuple[int, int]]
 # A forced move (no block seemed to come out, and the rules allow no pass) looks at every legal
 # block, whatever its margin or safe push force.
 FORCED_FILTER = CandidateFilter(lowest_layer=1, min_margin_mm=-np.inf, min_push_n=0.0)
+# A block that needs more than this to push through is jammed (the arm's push-through guard).
+JAM_N = 3.0
 
 
 def forced_order(tower: TowerState, belief: LoosenessBelief, dims: BlockDims,
                  options: RuleOptions = RuleOptions(), offsets: dict | None = None,
-                 pulled_end: Callable[[int], int] | None = None) -> list[tuple[int, int]]:
-    """The legal blocks for a forced move, the least loaded first: those the turn's probes and
-    push-throughs found loosest (a block that jammed last), then the ones that leave the tower
-    the widest margin."""
+                 pulled_end: Callable[[int], int] | None = None, jam_n: float = JAM_N
+                 ) -> list[tuple[tuple[int, int], float]]:
+    """The legal blocks for a forced move, each with the force its push-through may reach: those
+    the tower stands without first (a negative stability margin last), then the least loaded:
+    those the turn's probes and push-throughs found loosest (a block that jammed last), then
+    the ones that leave the tower the widest margin. The force is `jam_n`, or less where the
+    tower would tip sooner (the candidate's safe push force)."""
     ranked = rank(tower, belief, dims, options, offsets=offsets, pulled_end=pulled_end,
                   accept=FORCED_FILTER)
     peaks = {(o.layer, o.slot): o.peak_force_n for o in belief.probes}
-    return [c.source for c in sorted(ranked, key=lambda c: (
-        c.source in belief.stuck, -c.p_loose, peaks.get(c.source, np.inf), -c.margin_mm,
-        c.source))]
+    ordered = sorted(ranked, key=lambda c: (c.margin_mm < 0, c.source in belief.stuck,
+                                            -c.p_loose, peaks.get(c.source, np.inf),
+                                            -c.margin_mm, c.source))
+    return [(c.source, min(jam_n, c.push_limit_n)) for c in ordered]
 
 
 def set_down_ends(tower: TowerState, dims: BlockDims, target: tuple[int, int], overhang: float,

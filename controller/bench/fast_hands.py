@@ -49,8 +49,8 @@ class FastHands:
     def record_moves(self, into: list[dict] | None) -> None:
         """No arm moves here to time: the fast hands push and pull the blocks themselves."""
 
-    def look(self, blocks_moved: int) -> Look:
-        if not self._turn_begun:
+    def look(self, blocks_moved: int, again: bool = False) -> Look:
+        if not self._turn_begun and not again:
             # falls and drags are measured from where the blocks are as a turn begins
             self.bench.mark()
             self.rode = []

@@ -211,7 +211,8 @@ class MatchRunner(PersonTurns):
         surprise it can: this is a fault, or a fall the hands called that the cameras, looking
         again with the arm home, do not see): the arm is taken home, the tower looked at once
         more (a fall is then the robot's), and the match stops, saying why, to be resumed."""
-        done = retract(self.link.arm, self.robot.hands.planner, seen.top_layer + HEADROOM_LAYERS)
+        done = retract(self.link.arm, self.robot.hands.planner, seen.top_layer + HEADROOM_LAYERS,
+                       keep_held=self.robot.hands.holding)
         self._emit("note", text=f"the robot's turn stopped ({exc}); the arm {done}")
         if self._look().fell:
             return

@@ -21,11 +21,14 @@ RISE_M = 0.05
 SPEED = 0.03            # m/s: slow, blocks may still be moving
 
 
-def retract(arm, planner, tower_layers: int) -> str:
-    """Take the arm out of the tower's way and home; returns what was done, for the log."""
+def retract(arm, planner, tower_layers: int, keep_held: bool = False) -> str:
+    """Take the arm out of the tower's way and home; returns what was done, for the log.
+    `keep_held`: the tower stands and the fingers hold a block: they keep it (let go there, it
+    would drop on the tower), and the words say it is held."""
     moves = ArmMoves(arm, planner)      # nothing halts a retract: it is how the arm stops safe
     try:
-        moves.open_fully()
+        if not keep_held:
+            moves.open_fully()
         q = np.array(arm.telemetry().q_set)
         centre = planner.tower.pose.t
         # the tool's point nearest the tower (a fingertip, when it was pushing) sets how far to go
@@ -52,7 +55,8 @@ def retract(arm, planner, tower_layers: int) -> str:
                                    label="rise"))
         q = np.array(arm.telemetry().q_set)
         moves.run(planner.transit(q, planner.arm.home, tower_layers=tower_layers))
-        return ", ".join(done + ["rose", "went home"])
+        return ", ".join(done + ["rose", "went home"]
+                         + (["holding the block: take it from the fingers"] if keep_held else []))
     except PlanError as exc:
         arm.stop()
         return f"stopped where it was: no safe way out could be planned ({exc})"

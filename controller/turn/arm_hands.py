@@ -78,6 +78,11 @@ class ArmHands(ArmPlacing, ArmPulling):
     def now(self) -> float:
         return self.arm.device_time()
 
+    @property
+    def holding(self) -> bool:
+        """A block drawn out is in the fingers, not yet placed."""
+        return self._pull is not None
+
     def pulled_end(self, layer: int) -> int:
         return self.planner.tower.front_end(layer)
 
@@ -86,12 +91,12 @@ class ArmHands(ArmPlacing, ArmPulling):
 
     # --- seeing -------------------------------------------------------------------------------
 
-    def look(self, blocks_moved: int) -> Look:
+    def look(self, blocks_moved: int, again: bool = False) -> Look:
         """The cameras' look at the tower. The look that closed the last settling window is
         taken again if it is at most WATCH_EVERY_S old (the watch's own pace): the arm stood
         home and nothing touched the tower since, so a solo turn starts moving at once."""
         closing, self._window_look = self._window_look, None
-        if closing is not None and 0.0 <= self.now() - closing.time <= WATCH_EVERY_S:
+        if not again and closing is not None and 0.0 <= self.now() - closing.time <= WATCH_EVERY_S:
             obs = closing
         else:
             obs = self.link.observe().observation

@@ -107,8 +107,10 @@ class Hands(Protocol):
         its start and end in the world's time, `start_s` and `end_s` (hands that make no timed
         moves note nothing)."""
 
-    def look(self, blocks_moved: int) -> Look:
-        """The tower now. Raises TowerFellError when it is down."""
+    def look(self, blocks_moved: int, again: bool = False) -> Look:
+        """The tower now. Raises TowerFellError when it is down. `again`: a second look at a
+        tower the hands just saw (the window's), to tell a surprise that lasted a look from one
+        that stays: always a new look, and not the start of a turn."""
 
     def pulled_end(self, layer: int) -> int:
         """The end (+1 or -1, along the layer's blocks) that blocks of `layer` come out by."""

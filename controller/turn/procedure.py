@@ -25,7 +25,7 @@ from planning.looseness import LoosenessBelief, ProbeMemory
 from planning.motion.contact_geometry import PLACE_GUARD_N, PLACE_OVERHANG, PUSH_THROUGH
 from planning.motion.plans import PlanError
 from perception.observation import PerceptionError
-from planning.policies import JAM_N, NoBlock, Policy, StepKind, TurnView
+from planning.policies import NoBlock, Policy, StepKind, TurnView
 from planning.game.rules import RuleOptions, check_move
 from planning.stability import BlockDims
 from planning.strategy import (RESTORE_M, Action, forced_order, placement_guards, placement_slots,
@@ -109,6 +109,7 @@ class Turn:
         hands, report, clock = self.hands, self.report, self.clock
         with clock(Phase.PERCEIVE):
             look = self._look(blocks_moved)
+        start = look.tower        # what the turn's move is judged against, whatever came after
         belief, report.recalled = self.player.belief(look)
         self._tell_belief(look, belief)
         while True:
@@ -120,7 +121,7 @@ class Turn:
             # A block let go may have dragged others with it (a loose block lying across it
             # rides along): look again before the next block is touched.
             with clock(Phase.PERCEIVE):
-                look, belief = self._look_after_let_go(look, belief, blocks_moved)
+                look, belief = self._look_after_let_go(look, belief, blocks_moved, chosen)
         state = look.tower
         report.source, report.block = chosen, look.blocks.get(chosen)
         with clock(Phase.PLACE):
@@ -134,23 +135,27 @@ class Turn:
         with clock(Phase.SETTLE):
             try:
                 final = self._watch(report.released_at, blocks_moved + 1)
+                if final is not None:
+                    final = self._judge_outcome(start, final, blocks_moved + 1)
+            except TowerFellError:
+                final = None
             except PerceptionError as exc:      # seen standing, but never read as a tower
                 report.error = str(exc)
                 return report
         report.fell = final is None
         if final is not None:
-            final = self._judge_outcome(state, final, blocks_moved + 1)
             report.stories = final.tower.stories()
         return report
 
     # --- looking ------------------------------------------------------------------------------
 
-    def _look(self, blocks_moved: int) -> Look:
-        """The hands' look; one that reads no tower (a camera's frame lost, a hand in the view,
-        a change of light) is taken again, LOOK_TRIES times in all."""
+    def _look(self, blocks_moved: int, again: bool = False) -> Look:
+        """The hands' look (`again`: see `Hands.look`); one that reads no tower (a camera's
+        frame lost, a hand in the view, a change of light) is taken again, LOOK_TRIES times in
+        all."""
         for attempt in range(1, LOOK_TRIES + 1):
             try:
-                return self.hands.look(blocks_moved)
+                return self.hands.look(blocks_moved, again=again or attempt > 1)
             except PerceptionError as exc:
                 if attempt == LOOK_TRIES:
                     raise
@@ -161,15 +166,16 @@ class Turn:
         if self.player.on_belief is not None:
             self.player.on_belief(look, belief)
 
-    def _look_after_let_go(self, before: Look, belief: LoosenessBelief, blocks_moved: int
-                           ) -> tuple[Look, LoosenessBelief]:
+    def _look_after_let_go(self, before: Look, belief: LoosenessBelief, blocks_moved: int,
+                           let_go: Slot) -> tuple[Look, LoosenessBelief]:
         """The look after a block was let go and put back. A block the let-go carried toward
         the front (a rider) is pushed back home, as the rules ask of a block a player moved;
         a tower that changed anyway (a block carried too far to be seen in its slot) is played
         as it is now: the turn chooses again on a fresh belief, with the blocks that jammed
-        still ruled out."""
+        still ruled out. The move is still judged against the tower at the turn's start: a
+        block carried out of its slot and not put back is the rules' to judge."""
         look = self._look(blocks_moved)
-        moved = self._restore_moved(before, look)
+        moved = self._restore_moved(before, look, let_go)
         if moved:
             look = self._look(blocks_moved)
         changed = look.changed(set(before.tower.blocks()))
@@ -185,11 +191,13 @@ class Turn:
         self._tell_belief(look, fresh)
         return look, fresh
 
-    def _restore_moved(self, before: Look, look: Look) -> list[Slot]:
+    def _restore_moved(self, before: Look, look: Look, let_go: Slot) -> list[Slot]:
         """Push home each block seen moved toward the front (the end blocks are pulled by) by
         more than the rules' tolerance since `before`, when there are at most RESTORE_NEIGHBOURS
-        of them; the blocks pushed. With the option `allow_leave_displaced` they are left."""
-        moved = moved_out(before, look, self.hands.pulled_end)
+        of them, the block let go aside (its put-back was its own); the blocks pushed. With the
+        option `allow_leave_displaced` they are left."""
+        moved = {k: v for k, v in moved_out(before, look, self.hands.pulled_end).items()
+                 if k != let_go}
         if not moved or self.player.options.allow_leave_displaced:
             return []
         if len(moved) > RESTORE_NEIGHBOURS:
@@ -220,20 +228,18 @@ class Turn:
             return None
         except TurnError as exc:          # seen standing, but not read as a tower
             self._recovered(Recovery.OUTCOME_LOOKED_AGAIN, str(exc))
-            try:
-                return self._look(blocks_moved)
-            except TowerFellError:
-                return None
+            return self._look(blocks_moved, again=True)
 
-    def _judge_outcome(self, state: TowerState, final: Look, blocks_moved: int) -> Look:
-        """What the window's last look shows against the move: a surprise (the placed block not
-        seen, a slot changed) is looked at again, the arm clear, before the move is called
-        illegal; the look that counts."""
+    def _judge_outcome(self, start: TowerState, final: Look, blocks_moved: int) -> Look:
+        """What the window's last look shows against the move from the tower at the turn's
+        `start`: a surprise (the placed block not seen, a slot changed) is looked at again, a new
+        look with the arm clear, before the move is called illegal; the look that counts. Raises
+        TowerFellError when that look sees the tower down."""
         report = self.report
-        problem = outcome_problem(state, final, report.source, report.target)
+        problem = outcome_problem(start, final, report.source, report.target)
         if problem:
-            again = self._look(blocks_moved)
-            still = outcome_problem(state, again, report.source, report.target)
+            again = self._look(blocks_moved, again=True)
+            still = outcome_problem(start, again, report.source, report.target)
             self._recovered(Recovery.OUTCOME_LOOKED_AGAIN, problem + (
                 f"; seen again: {still}" if still else "; seen again: as the move left it"))
             final, problem = again, still
@@ -290,27 +296,29 @@ class Turn:
 
     def _forced(self, look: Look, belief: LoosenessBelief, why: str) -> Slot:
         """No block seemed to come out, and the rules allow no pass (rule 7): the legal blocks
-        are worked the least loaded first (planning/strategy.py `forced_order`), each pushed
-        through up to the jam limit and pulled under the firmer guard of a block that must come
-        (the hands' `insist`), until one comes. NoMoveError only when not one could be worked."""
+        are worked the least loaded first (planning/strategy.py `forced_order`: those the tower
+        stands without first), each pushed through up to its force limit and pulled under the
+        firmer guard of a block that must come (the hands' `insist`), until one comes.
+        NoMoveError only when not one could be worked."""
         report, options = self.report, self.player.options
         if not report.forced:
             report.forced = True
             self._recovered(Recovery.FORCED_MOVE, f"{why}: the least loaded block is worked "
                                                   f"as a forced move")
-        order = [s for s in forced_order(look.tower, belief, self.player.dims, options,
-                                         look.offsets, self.hands.pulled_end)
+        order = [(s, jam_n) for s, jam_n in forced_order(look.tower, belief, self.player.dims,
+                                                         options, look.offsets,
+                                                         self.hands.pulled_end)
                  if s not in self.forced_tried]
-        for source in order:
+        for source, jam_n in order:
             self.forced_tried.add(source)
             try:
-                pushed = self.hands.push_through(source, JAM_N)
+                pushed = self.hands.push_through(source, jam_n)
             except PlanError as exc:
                 self._note(f"{slot_name(*source)} cannot be reached for a forced move ({exc})")
                 continue
             if not pushed.jammed:
                 return source
-            self._note(f"forced move: {slot_name(*source)} jammed at {JAM_N:.2f} N, "
+            self._note(f"forced move: {slot_name(*source)} jammed at {jam_n:.2f} N, "
                        f"{pushed.moved_m * 1000:.1f} mm in")
             if pushed.moved_m > RESTORE_M:
                 self._restore(source, pushed.moved_m)
@@ -350,22 +358,23 @@ class Turn:
         dims = self.player.dims
         others = {k: v for k, v in look.offsets.items() if k != chosen}
         targets = placement_slots(after, dims)
+        supported = {t: set_down_ends(after, dims, t, PLACE_OVERHANG, others) for t in targets}
         missed = []
         for target in targets:
-            ends = set_down_ends(after, dims, target, PLACE_OVERHANG, others)
-            if not ends:
+            if not supported[target]:
                 missed.append(f"{slot_name(*target)}: the layer below has no support under "
                               f"either end")
                 continue
             try:
-                return target, self.hands.place(self._order(after, target, ends, others))
-            except PlaceMissed as exc:
+                return target, self.hands.place(self._order(after, target, supported[target],
+                                                             others))
+            except (PlaceMissed, PlanError) as exc:    # lifted back, or no way there: held
                 missed.append(f"{slot_name(*target)}: {exc}")
                 self._recovered(Recovery.PLACED_ELSEWHERE, missed[-1])
-        target = targets[0]
-        ends = set_down_ends(after, dims, target, PLACE_OVERHANG, others) or (1, -1)
+        target = next((t for t in targets if supported[t]), targets[0])
         self._recovered(Recovery.SET_DOWN_AS_LANDED, "; ".join(missed))
-        return target, self.hands.place(self._order(after, target, ends, others, as_landed=True))
+        return target, self.hands.place(self._order(after, target, supported[target] or (1, -1),
+                                                    others, as_landed=True))
 
     def _order(self, after: TowerState, target: Slot, ends, others: dict,
                as_landed: bool = False) -> PlaceOrder:

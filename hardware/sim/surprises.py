@@ -37,7 +37,7 @@ class Kind(StrEnum):
 
 # The turn's phase (controller/turn/report.py Phase) at which the bench asks for each kind, and
 # in which turn of a game from a fresh tower: a set-down beside a block needs an unfinished top.
-PHASE = {Kind.NUDGE: "pull", Kind.BUMP: "probe", Kind.FREEZE: "perceive", Kind.DROP: "perceive",
+PHASE = {Kind.NUDGE: "probe", Kind.BUMP: "probe", Kind.FREEZE: "perceive", Kind.DROP: "perceive",
          Kind.SLIP: "pull", Kind.RIDER: "pull", Kind.OCCLUDE: "perceive", Kind.LIGHT: "perceive",
          Kind.LANDING: "place"}
 TURN = {kind: 2 if kind is Kind.LANDING else 1 for kind in Kind}
@@ -51,8 +51,8 @@ GLITCH_S = 1.0           # a camera frozen or dropped, the light dimmed (world s
 OCCLUDE_S = 2.0
 LIGHT_SCALE = 0.4
 PUSHED_OUT_M = 0.015     # a block this far out along its axis has been pushed through
-NEAR_M = 0.06            # the grasp site this near a pushed-out block: the fingers are coming
-DRAWN_M = 0.006          # a held block drawn this far: the pull is under way
+NEAR_M = 0.06            # the grasp site this near a pushed-out block's end: the fingers come
+DRAWN_M = 0.006          # a held block drawn this far since the pull began: it is under way
 CHECK_EVERY = 10         # physics steps between looks for a pending surprise's moment (1 kHz)
 WAIT_S = 120.0           # a surprise whose moment has not come in this much world time lapses
 
@@ -217,29 +217,38 @@ class Surprises:
         choices = [b for b, (layer, _) in standing if 2 <= layer <= top - 2]
         return int(self.rng.choice(choices)) if choices else None
 
-    def _pushed_out_near_fingers(self) -> int | None:
-        grasp = self.world.data.site_xpos[self._grasp]
-        for block, start in self._start.items():
-            now = self._centre(block)
-            out = now - start
-            if abs(float(out @ self._axis(block))) >= PUSHED_OUT_M and \
-                    np.linalg.norm(grasp - now) < NEAR_M + self.world.block_spec(block).length / 2 \
-                    and self.world.gripper_width() > self.world.block_spec(block).width + 0.005:
-                return block
-        return None
-
-    def _held_drawn(self) -> tuple[int, np.ndarray] | None:
-        """The block in the fingers being drawn out, and the way it comes (world, unit)."""
-        grasp = self.world.data.site_xpos[self._grasp]
+    def _pushed_out_near_fingers(self, grasp: np.ndarray | None = None,
+                                 width: float | None = None) -> int | None:
+        """A block pushed out since the surprise was asked for, with the open fingers (at
+        `grasp`, `width` apart: the arm's by default) near the end it sticks out by: on their
+        way to grasp it."""
+        grasp = self.world.data.site_xpos[self._grasp] if grasp is None else grasp
+        width = self.world.gripper_width() if width is None else width
         for block, start in self._start.items():
             spec = self.world.block_spec(block)
             now = self._centre(block)
-            if np.linalg.norm(grasp - now) > spec.length / 2 + 0.01 or \
-                    self.world.gripper_width() > spec.width + 0.002:
+            along = float((now - start) @ self._axis(block))
+            if abs(along) < PUSHED_OUT_M or width < spec.width + 0.005:
                 continue
-            drawn = now - start
+            end = now + self._axis(block) * np.sign(along) * spec.length / 2
+            if np.linalg.norm(grasp - end) < NEAR_M:
+                return block
+        return None
+
+    def _held_drawn(self, grasp: np.ndarray | None = None, width: float | None = None
+                    ) -> tuple[int, np.ndarray] | None:
+        """The block in the fingers (at `grasp`, `width` apart: the arm's by default) being
+        drawn out, and the way it comes (world, unit)."""
+        grasp = self.world.data.site_xpos[self._grasp] if grasp is None else grasp
+        width = self.world.gripper_width() if width is None else width
+        for block, start in self._start.items():
+            spec = self.world.block_spec(block)
+            now = self._centre(block)
+            if np.linalg.norm(grasp - now) > spec.length / 2 + 0.01 or width > spec.width + 0.002:
+                continue
+            drawn = now - start      # asked for as the pull began, the block pushed out
             drawn[2] = 0.0
-            if np.linalg.norm(drawn) >= DRAWN_M + PUSHED_OUT_M:
+            if np.linalg.norm(drawn) >= DRAWN_M:
                 return block, drawn / np.linalg.norm(drawn)
         return None
 

@@ -7,10 +7,11 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from controller.turn.hands import Felt, GaveUp, Look, PlaceOrder, Pulled, Pushed
-from controller.turn.report import PlaceMissed
+from controller.turn.report import PlaceMissed, TowerFellError
 from perception.observation import PerceptionError
 from planning.looseness import ProbeOutcome
 from planning.motion.contact_geometry import PUSH_THROUGH
+from planning.motion.plans import PlanError
 from planning.game.tower import SLOTS, Slot, TowerState
 
 
@@ -35,8 +36,10 @@ class Script:
     short: Callable[[Slot], float] = lambda source: 0.0          # how far a put-back stops short
     falls_in_window: bool = False
     out_of_place_after_window: tuple = ()                         # blocks seen in no slot then
-    seen_again: bool = True       # and in the look after the window too (False: a trick of light)
+    seen_again: bool = True       # and by a second look then (False: a trick of the light)
     misses: Callable[[Slot], bool] = lambda target: False         # a set-down there lands high
+    unplannable: Callable[[Slot], bool] = lambda target: False    # no way to set it down there
+    falls_by_second_look: bool = False    # the tower is down when looked at again after the window
     unread_looks: int = 0         # the first looks read no tower (a camera's frame lost)
     looks: list[Look] = field(default_factory=list)               # looks to give, in turn
 
@@ -48,7 +51,6 @@ class ScriptedHands:
         self.time = 0.0
         self.held: Slot | None = None
         self.moves: list[dict] | None = None
-        self.windowed = False       # the last turn's window has closed, nothing touched since
 
     def now(self) -> float:
         self.time += 0.1
@@ -67,20 +69,20 @@ class ScriptedHands:
         if self.moves is not None:
             self.moves.append({"move": name, "start_s": start, "end_s": self.time})
 
-    def look(self, blocks_moved: int) -> Look:
-        self.steps.append(("look",))
+    def look(self, blocks_moved: int, again: bool = False) -> Look:
+        self.steps.append(("look_again",) if again else ("look",))
         if self.script.unread_looks > 0:
             self.script.unread_looks -= 1
             raise PerceptionError("what the cameras see is not a tower: a frame was lost")
         if self.script.looks:
             return self.script.looks.pop(0)
-        lying = self.script.out_of_place_after_window \
-            if self.windowed and self.script.seen_again else ()
+        if again and self.script.falls_by_second_look:
+            raise TowerFellError("the tower has fallen")
+        lying = self.script.out_of_place_after_window if again and self.script.seen_again else ()
         return look_at(TowerState(self.tower.layers, blocks_moved), lying)
 
     def probe(self, source, guard_n) -> Felt:
         self.steps.append(("probe", source, round(guard_n, 6)))
-        self.windowed = False
         peak, travel, tripped = self.script.feel(source, guard_n)
         return Felt(ProbeOutcome(*source, peak, travel, tripped, guard_n))
 
@@ -89,7 +91,6 @@ class ScriptedHands:
 
     def push_through(self, source, jam_n) -> Pushed:
         self.steps.append(("push_through", source))
-        self.windowed = False
         jammed = self.script.jams(source)
         return Pushed(jammed, 0.01 if jammed else 0.027)
 
@@ -113,6 +114,8 @@ class ScriptedHands:
         self.steps.append(("place", order.target))
         if self.script.misses(order.target) and not order.as_landed:
             raise PlaceMissed(f"the block met something 9 mm above its place on {order.target}")
+        if self.script.unplannable(order.target):
+            raise PlanError(f"no collision-free way to {order.target}")
         self.tower = self.tower.moved(self.held, order.target)
         self.held = None
         return self.time
@@ -122,7 +125,6 @@ class ScriptedHands:
 
     def watch(self, released_at, window_s, blocks_moved) -> Look | None:
         self.steps.append(("watch", window_s))
-        self.windowed = True
         if self.script.falls_in_window:
             return None
         self.steps.append(("look",))
@@ -149,8 +151,9 @@ class Recording:
         self.outcomes.append(result)
         return result
 
-    def look(self, blocks_moved):
-        return self._step(("look",), lambda: self.hands.look(blocks_moved))
+    def look(self, blocks_moved, again=False):
+        return self._step(("look_again",) if again else ("look",),
+                          lambda: self.hands.look(blocks_moved, again))
 
     def probe(self, source, guard_n):
         return self._step(("probe", source, round(guard_n, 6)), lambda: self.hands.probe(source, guard_n))
@@ -204,8 +207,8 @@ class Replay:
             raise outcome
         return outcome
 
-    def look(self, blocks_moved):
-        return self._next(("look",))
+    def look(self, blocks_moved, again=False):
+        return self._next(("look_again",) if again else ("look",))
 
     def probe(self, source, guard_n):
         return self._next(("probe", source, round(guard_n, 6)))

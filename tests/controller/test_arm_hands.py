@@ -11,8 +11,9 @@ import numpy as np
 import pytest
 
 from controller.turn.arm_hands import ArmHands
-from controller.turn.arm_pulling import (GRASP_GUARD_N, GRASP_TRIES, PULL_GUARD_N, PULL_RESUMES,
-                                         RIDE_LOOK_EVERY_M, RIDE_WATCH_M, TAKE_GUARD_N)
+from controller.turn.arm_pulling import (ARM_HIDES_SLOTS, GRASP_GUARD_N, GRASP_TRIES,
+                                         PULL_GUARD_N, PULL_RESUMES, RIDE_LOOK_EVERY_M,
+                                         RIDE_WATCH_M, TAKE_GUARD_N)
 from controller.turn.arm_placing import ALIGN_RESUMES, LANDED_HIGH_M, PLACE_RETRY_SHIFT, PLACE_TRIES
 from controller.turn.checks import REGRASP_REACH
 from controller.turn.hands import PlaceOrder
@@ -220,6 +221,12 @@ def test_slots_hidden_by_the_arm_after_a_pull_are_not_called_a_fall(planner, def
     hands.link.seen = observation([], occupancy=hidden)
     assert hands.link.seen.fell_since(hands.obs) and not hands.link.seen.fell
     assert hands.pull((12, 1)).came and hands._pull is not None
+    # more than the arm can hide: the top came down with the block
+    gone = dict(full) | {(layer, s): False for layer in (16, 17) for s in range(3)}
+    hands.link.seen = observation([], occupancy=gone)
+    assert len(gone) - sum(gone.values()) > ARM_HIDES_SLOTS
+    with pytest.raises(TowerFellError, match="as the block was pulled out"):
+        hands.pull((12, 1))
 
 
 def test_every_guarded_place_move_follows_a_tare(planner, default_cell):

@@ -15,16 +15,16 @@ from tests.controller.test_person_turn_fall import FRESH, _fallen, _runner
 from tests.controller.test_match_resume import _seen
 
 
-def _robot_turn(tmp_path, default_cell, monkeypatch, sees):
+def _robot_turn(tmp_path, default_cell, monkeypatch, sees, holding=False):
     runner, path = _runner(tmp_path, default_cell, sees, hand=lambda t: False, starter=ROBOT)
     retracted = []
-    monkeypatch.setattr(runner_module, "retract",
-                        lambda arm, planner, layers: retracted.append(layers) or "went home")
+    monkeypatch.setattr(runner_module, "retract", lambda arm, planner, layers, keep_held=False:
+                        retracted.append(keep_held) or "went home")
 
     def play(number, blocks_moved, watch_window):
         runner.link.arm.t += 30.0
         raise TowerFellError("the tower fell as the block was pulled out")
-    runner.robot = SimpleNamespace(play=play, hands=SimpleNamespace(planner=None))
+    runner.robot = SimpleNamespace(play=play, hands=SimpleNamespace(planner=None, holding=holding))
     return runner, path, retracted
 
 
@@ -36,7 +36,16 @@ def test_a_fall_the_hands_called_with_the_tower_standing_is_not_one(tmp_path, de
         runner._robot_turn()
     kinds = [e["event"] for e in read_events(path)]
     assert "fall" not in kinds and "round_end" not in kinds
-    assert retracted            # the arm was taken home before the match stopped
+    assert retracted == [False]     # the arm was taken home before the match stopped
+
+
+def test_a_block_held_when_the_turn_stopped_is_kept_in_the_fingers(tmp_path, default_cell,
+                                                                     monkeypatch):
+    runner, path, retracted = _robot_turn(tmp_path, default_cell, monkeypatch,
+                                          lambda t: _seen(FRESH), holding=True)
+    with pytest.raises(MatchError):
+        runner._robot_turn()
+    assert retracted == [True]      # not let go over the tower
 
 
 def test_a_fall_the_cameras_see_in_the_robots_turn_loses_it_the_round(tmp_path, default_cell,

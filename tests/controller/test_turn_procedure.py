@@ -216,11 +216,15 @@ def test_a_tower_that_changed_while_a_block_was_put_back_is_played_as_it_is_now(
         return None
     p, hands = player(script=Script(pull=pull))
     report = p.play(1)
-    assert report.legal and report.phase is Phase.SETTLE
-    assert [r["kind"] for r in report.recoveries] == [str(Recovery.TOWER_CHANGED)]
+    assert report.phase is Phase.SETTLE and report.target is not None
+    assert [r["kind"] for r in report.recoveries][0] == Recovery.TOWER_CHANGED
     assert "layer 17 slot 2 seen empty" in report.recoveries[0]["detail"]
     # the turn chose again, on the tower as seen after the let-go, and took another block
-    assert kinds(hands.steps).count("pull") == 2 and report.source != report.let_go[0]["layer"]
+    let_go = (report.let_go[0]["layer"], report.let_go[0]["slot"])
+    assert kinds(hands.steps).count("pull") == 2 and report.source != let_go
+    # and the rules judge the move against the tower the turn began with: a block carried out
+    # of its slot and not put back makes it illegal
+    assert not report.legal and "layer 17 slot 2 (seen empty)" in report.error
 
 
 def test_a_neighbour_the_let_go_carried_out_is_put_back_before_the_turn_goes_on():
@@ -252,7 +256,8 @@ def test_a_neighbour_the_let_go_carried_out_is_put_back_before_the_turn_goes_on(
 def test_a_look_that_reads_no_tower_is_taken_again():
     p, hands = player(script=Script(unread_looks=LOOK_TRIES - 1))
     report = p.play(1)
-    assert report.legal and kinds(hands.steps)[:LOOK_TRIES] == ["look"] * LOOK_TRIES
+    assert report.legal
+    assert kinds(hands.steps)[:LOOK_TRIES] == ["look"] + ["look_again"] * (LOOK_TRIES - 1)
     assert [r["kind"] for r in report.recoveries] == [str(Recovery.LOOKED_AGAIN)] * (LOOK_TRIES - 1)
     p, hands = player(script=Script(unread_looks=LOOK_TRIES))
     with pytest.raises(PerceptionError):
@@ -291,6 +296,22 @@ def test_under_no_testing_a_block_the_probe_moved_must_be_the_one_taken():
     p, hands = player(script=unmoved, options=no_testing)
     assert p.play(1).legal
     assert kinds(hands.steps)[:3] == ["look", "probe", "withdraw"]
+
+
+def test_a_place_with_no_way_there_is_a_miss_and_the_last_resort_has_support():
+    p, hands = player(script=Script(unplannable=lambda target: target == (19, 1)))
+    report = p.play(1)
+    assert report.legal and report.target != (19, 1) and hands.held is None
+    assert report.recoveries[0]["kind"] == Recovery.PLACED_ELSEWHERE
+    assert "no collision-free way" in report.recoveries[0]["detail"]
+
+
+def test_a_tower_seen_down_by_the_second_look_after_the_window_is_a_fall():
+    p, hands = player(script=Script(out_of_place_after_window=(7,), falls_by_second_look=True))
+    report = p.play(1)
+    assert report.fell and report.phase is Phase.SETTLE
+    assert play_game(player(script=Script(out_of_place_after_window=(7,),
+                                          falls_by_second_look=True))[0]).fell
 
 
 def test_when_no_block_seems_to_come_out_the_least_loaded_one_is_worked_as_a_forced_move():
@@ -383,7 +404,8 @@ def test_a_tower_that_shows_something_else_after_the_window_is_looked_at_again()
     second = p.play(2, blocks_moved=1)
     assert first.legal and not second.legal and "out of place" in second.error
     assert second.recoveries[-1]["kind"] == Recovery.OUTCOME_LOOKED_AGAIN
-    assert kinds(hands.steps)[-3:] == ["watch", "look", "look"]
+    # the window's look, then a new one: not the window's look taken again
+    assert kinds(hands.steps)[-3:] == ["watch", "look", "look_again"]
     # a surprise the second look does not see (a trick of the light) leaves the move legal
     hands.script.seen_again = False
     third = p.play(3, blocks_moved=2)

@@ -9,8 +9,8 @@ from hardware.sim.arrange import arrange_tower
 from hardware.sim.camera_server import CameraServer
 from hardware.sim.ground_truth import GroundTruth
 from hardware.sim.person import SimPerson
-from hardware.sim.surprises import (BUMP_M, GLITCH_S, LANDING_M, LIGHT_SCALE, OCCLUDE_S,
-                                    Surprises)
+from hardware.sim.surprises import (BUMP_M, DRAWN_M, GLITCH_S, LANDING_M, LIGHT_SCALE,
+                                    OCCLUDE_S, Surprises)
 from hardware.sim.world import SimWorld
 from planning.game.tower import TowerState
 
@@ -139,3 +139,25 @@ def test_the_camera_server_freezes_drops_and_dims_as_the_glitch_says(default_cel
         assert slot.jpeg == b"old" and slot.sim_time == t
     finally:
         server.httpd.server_close()
+
+
+def test_a_nudge_waits_for_the_fingers_at_a_pushed_out_block_and_a_slip_for_its_pull(surprises):
+    world, truth = surprises.world, surprises.truth
+    block = truth.block_at(8, 1)
+    spec = world.block_spec(block)
+    surprises.ask("nudge")
+    axis = surprises._axis(block)
+    surprises._shift(block, axis * 0.027)                   # pushed through
+    end = surprises._centre(block) + axis * spec.length / 2
+    open_mm = spec.width + 0.02
+    assert surprises._pushed_out_near_fingers(end + [0.0, 0.0, 0.2], open_mm) is None   # far
+    assert surprises._pushed_out_near_fingers(end, spec.width) is None     # closed on it
+    assert surprises._pushed_out_near_fingers(end + axis * 0.03, open_mm) == block
+    # a slip comes once the block held has been drawn DRAWN_M since the pull began
+    surprises.ask("slip")
+    centre = surprises._centre(block)
+    assert surprises._held_drawn(centre, spec.width) is None
+    surprises._shift(block, axis * (DRAWN_M + 0.001))
+    held, out = surprises._held_drawn(surprises._centre(block), spec.width)
+    assert held == block and float(out @ axis) == pytest.approx(1.0)
+    assert surprises._held_drawn(surprises._centre(block), spec.width + 0.02) is None  # open

@@ -242,3 +242,29 @@ def test_between_equal_bets_a_side_block_goes_before_its_layers_middle():
     assert ranked[0] in ((9, 0), (9, 2)) and ranked.index((9, 1)) == 2
     belief.p_loose[9, 1] = 0.81                    # a better bet still goes first
     assert rank(fresh, belief, DIMS)[0].source == (9, 1)
+
+
+def test_a_forced_move_takes_blocks_the_tower_stands_without_first_the_loosest_first():
+    from planning.stability import removal_margin
+    from planning.strategy import JAM_N, forced_order
+    dims = BlockDims(0.075, 0.025, 0.015, 0.0135)
+    rows = [(1, 1, 1)] * 18
+    rows[5] = (1, 0, 1)             # layer 6 on its sides: taking either leaves one side block
+    t = tower(*rows)
+    belief = LoosenessBelief.prior(t)
+    belief.jammed((3, 0))
+    probe = ProbeOutcome(9, 2, 0.2, 0.004, False, 0.6)
+    belief.update(probe)
+    order = forced_order(t, belief, dims)
+    sources = [s for s, _ in order]
+    margins = [removal_margin(t, dims, s, placement_slot(t.without(*s), dims)) for s in sources]
+    # every legal block, those the tower stands without before any it does not
+    assert len(sources) == len(set(sources)) and (6, 0) in sources
+    assert any(m < 0 for m in margins)
+    first_unsafe = next((i for i, m in enumerate(margins) if m < 0), len(margins))
+    assert all(m < 0 for m in margins[first_unsafe:])
+    # among the safe ones, the loose-probed block first and the jammed one after every other
+    safe = sources[:first_unsafe]
+    assert safe[0] == (9, 2) and safe[-1] == (3, 0)
+    # no push past the jam limit, nor past the force that would tip the tower
+    assert all(0 < jam_n <= JAM_N for _, jam_n in order)
