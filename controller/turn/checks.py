@@ -12,7 +12,6 @@ from controller.wording import slot_name
 from perception.observation import TowerObservation
 from planning.game.tower import SLOTS, across_index, layer_axis
 from planning.game.geometry import TowerGeometry
-from planning.strategy import RESTORE_M
 
 # The wrist reads single 4 ms knocks of 1-2.3 N on a 0.2-0.6 N drag while a loose block slides
 # out (the block catching on the layers it slides between), some every 30 ms; a guard trip whose
@@ -158,16 +157,22 @@ def away_from_neighbours(obs: TowerObservation, target: tuple[int, int],
     return max(room, key=room.get)
 
 
+# Two looks see a block that did not move up to this far apart: twice the protrusion p95 of blocks
+# only one camera reads (0.9 mm, docs/benchmarks.md); at the rules' 1 mm, a surprises run pushed
+# bottom-layer blocks "1.0-1.8 mm out" back home.
+NEIGHBOUR_MOVED_M = 0.0025
+
+
 def moved_out(before: Look, after: Look, pulled_end) -> dict[tuple[int, int], float]:
     """The blocks seen in their slots in both looks that came further toward the end blocks are
-    pulled by (`pulled_end(layer)`, +1 or -1 along the layer) than the rules' tolerance
-    (RESTORE_M), and how far (m): what a let-go's riders leave out."""
+    pulled by (`pulled_end(layer)`, +1 or -1 along the layer) than the cameras can tell from no
+    move (NEIGHBOUR_MOVED_M), and how far (m): what a let-go's riders leave out."""
     moved = {}
     for key, now in after.offsets.items():
         if key not in before.offsets or not after.occupancy.get(key, False):
             continue
         came = (now - before.offsets[key]) * pulled_end(key[0])
-        if came > RESTORE_M:
+        if came > NEIGHBOUR_MOVED_M:
             moved[key] = came
     return moved
 

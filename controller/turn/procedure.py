@@ -284,9 +284,9 @@ class Turn:
             if decision.action is Action.TAKE or must_take:
                 if self._push_through(candidate):
                     return candidate
-                if must_take:
-                    raise TurnError(f"no testing: the block in {slot_name(*candidate)} moved and "
-                                    f"would not come out, and no other may be taken")
+                if must_take:     # the rules' cost: no move this turn (the referee's call)
+                    raise NoMoveError(f"no testing: the block in {slot_name(*candidate)} moved "
+                                      f"and would not come out, and no other may be taken")
                 continue
             hands.withdraw()
             if decision.restore:
@@ -327,7 +327,12 @@ class Turn:
     def _push_through(self, source: Slot) -> bool:
         """Push `source` out at the front; a block that jams is put back and ruled out."""
         jam_n = self.chooser.jam_n(source)
-        pushed = self.hands.push_through(source, jam_n)
+        try:
+            pushed = self.hands.push_through(source, jam_n)
+        except PlanError as exc:    # no way for the hands to reach it: not this turn
+            self.chooser.jammed(source)
+            self._note(f"{slot_name(*source)} cannot be reached for a push-through ({exc})")
+            return False
         if not pushed.jammed:
             return True
         self.chooser.jammed(source)

@@ -231,6 +231,7 @@ def test_a_neighbour_the_let_go_carried_out_is_put_back_before_the_turn_goes_on(
     fresh = TowerState.fresh()
     carried = look_at(fresh)
     carried.offsets[(5, 1)] = 0.004            # 4 mm toward the pulled end
+    carried.offsets[(1, 2)] = 0.0015           # what two looks of a still block differ by
 
     def script():
         pulls = {"n": 0}
@@ -287,7 +288,7 @@ def test_under_no_testing_a_block_the_probe_moved_must_be_the_one_taken():
     p, hands = player(script=moved, options=no_testing)
     notes = []
     p.on_note = notes.append
-    with pytest.raises(TurnError, match=r"no testing: the block in layer \d+ slot \d moved and would not come out"):
+    with pytest.raises(NoMoveError, match=r"no testing: the block in layer \d+ slot \d moved and would not come out"):
         p.play(1)
     assert kinds(hands.steps) == ["look", "probe", "push_through", "restore"]
     assert len(notes) == 2 and "jammed in the push-through" in notes[0] and "put back" in notes[1]
