@@ -311,22 +311,14 @@ class Turn:
                  if s not in self.forced_tried]
         for source, jam_n in order:
             self.forced_tried.add(source)
-            try:
-                pushed = self.hands.push_through(source, jam_n)
-            except PlanError as exc:
-                self._note(f"{slot_name(*source)} cannot be reached for a forced move ({exc})")
-                continue
-            if not pushed.jammed:
+            if self._push_through(source, jam_n):
                 return source
-            self._note(f"forced move: {slot_name(*source)} jammed at {jam_n:.2f} N, "
-                       f"{pushed.moved_m * 1000:.1f} mm in")
-            if pushed.moved_m > RESTORE_M:
-                self._restore(source, pushed.moved_m)
         raise NoMoveError(f"{why}, and not one legal block could be pushed out as a forced move")
 
-    def _push_through(self, source: Slot) -> bool:
-        """Push `source` out at the front; a block that jams is put back and ruled out."""
-        jam_n = self.chooser.jam_n(source)
+    def _push_through(self, source: Slot, jam_n: float | None = None) -> bool:
+        """Push `source` out at the front, giving up at `jam_n` (the chooser's limit for it by
+        default); a block that jams, or that no move can reach, is put back and ruled out."""
+        jam_n = self.chooser.jam_n(source) if jam_n is None else jam_n
         try:
             pushed = self.hands.push_through(source, jam_n)
         except PlanError as exc:    # no way for the hands to reach it: not this turn
