@@ -47,7 +47,7 @@ SLOW_PATHS = ("tests/hardware/", "tests/perception/test_tower_perception.py",
 # The longest modules (a whole match, robot turns), started first so that the parallel workers do
 # not end with one of them running alone. With two workers, each takes two of these to begin with,
 # in turn: the match (200-390 s) pairs with the endings of play (about 40 s), the robot's turn
-# (120-220 s) with the stability checks (about 50 s).
+# (60-110 s) with the stability checks (about 50 s).
 FIRST = ("test_match_hil.py", "test_robot_turns_hil.py", "test_play_endings_hil.py",
          "test_stability_vs_sim.py")
 

@@ -33,6 +33,14 @@ WALL = 0.3                  # rad from the move's start to the wall
 THRESHOLD_N = 1.0
 
 
+def host(path: str, slack_s: float | None = None) -> ArmClient:
+    """The host's client on the device at `path`: the product's silence and ACK limits (80 ms),
+    or `slack_s` for both."""
+    if slack_s is None:
+        return ArmClient(path)
+    return ArmClient(path, stall_s=slack_s, ack_timeout_s=slack_s)
+
+
 def ready(client: ArmClient) -> None:
     client.enable()
     client.home(timeout_s=10)
@@ -138,7 +146,7 @@ class EngineBench:
     def injected_at(self) -> float | None:
         return self._at
 
-    def guard_stops_ms(self, runs: int) -> list[float]:
+    def guard_stops_ms(self, runs: int, slack_s: float | None = None) -> list[float]:
         """Guarded moves of joint 1 into a wall that pushes back 200 N/rad."""
         arm = RecordingArm()
         wall = WALL
@@ -147,7 +155,7 @@ class EngineBench:
         self._runner = self._start(arm)
         stops = []
         try:
-            with ArmClient(self._runner.path) as client:
+            with host(self._runner.path, slack_s) as client:
                 ready(client)
                 for _ in range(runs):
                     arm.trace.clear()
@@ -234,10 +242,10 @@ class QemuBench:
     def injected_at(self) -> float | None:
         return self._at
 
-    def guard_stops_ms(self, runs: int) -> list[float]:
+    def guard_stops_ms(self, runs: int, slack_s: float | None = None) -> list[float]:
         """Guarded moves of joint 1 into a wall that pushes back 3 N as soon as it is passed."""
         stops = []
-        with ArmClient(self.boot()) as client:
+        with host(self.boot(), slack_s) as client:
             ready(client)
             for _ in range(runs):
                 q_start = client.telemetry().q[0]

@@ -19,11 +19,11 @@ is told apart: its trial says nothing of the kind.
 
 from __future__ import annotations
 
-import json
 import time
-import urllib.request
 from dataclasses import asdict, dataclass, field
 from typing import Callable
+
+from controller.cell_http import cell_json
 
 OUTCOMES = ("handled", "conceded", "fell", "stopped")
 # The suite's towers: seeds no tuning used (the game suite tunes on 1-10).
@@ -62,15 +62,6 @@ class SurpriseFigures:
         return {"table": self.table(), "trials": [asdict(t) for t in self.trials]}
 
 
-def _cell_call(url: str, body: dict | None = None) -> dict:
-    """A test-only action (POST `body`) or document (GET) of the simulated cell."""
-    data = None if body is None else json.dumps(body).encode()
-    request = urllib.request.Request(url, data=data, method="GET" if body is None else "POST",
-                                     headers={"Content-Type": "application/json"})
-    with urllib.request.urlopen(request, timeout=10.0) as reply:
-        return json.loads(reply.read())
-
-
 def classify(result) -> str:
     """How a one-turn solo game (controller/solo.py SoloResult) ended, as an OUTCOMES word."""
     if result.fell:
@@ -96,11 +87,11 @@ def run_trial(cell_path: str, kind: str, seed: int) -> Trial:
 
         def on_phase(name: str, report) -> None:
             if not asked and name == PHASE[kind] and report.number == TURN[kind]:
-                asked.append(_cell_call(sim.base_url + "/surprise", {"kind": kind}))
+                asked.append(cell_json(sim.base_url + "/surprise", {"kind": kind}))
 
         with CellLink(cell, sim.serial, sim.camera_urls, stall_s=SIM_STALL_S) as link:
             result = play_solo(link, TURN[kind], on_phase=on_phase)
-        events = _cell_call(sim.base_url + "/surprises.json")["events"]
+        events = cell_json(sim.base_url + "/surprises.json")["events"]
     done = [e for e in events if e["done_t"] is not None]
     last = result.turns[-1] if result.turns else None
     return Trial(kind, seed, classify(result), bool(done),

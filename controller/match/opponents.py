@@ -8,12 +8,11 @@ cameras, never through this interface; the simulated person's own account of a t
 
 from __future__ import annotations
 
-import json
 import queue
 import sys
 import threading
-import urllib.error
-import urllib.request
+
+from controller.cell_http import CellRefused, CellUnreachable, cell_json
 
 
 class OpponentError(RuntimeError):
@@ -55,22 +54,17 @@ class SimulatedPerson:
         pass
 
     def _post(self, path: str, body: dict) -> dict:
-        request = urllib.request.Request(self.base_url + path, data=json.dumps(body).encode(),
-                                         method="POST", headers={"Content-Type": "application/json"})
-        try:
-            with urllib.request.urlopen(request, timeout=self.timeout_s) as reply:
-                return json.loads(reply.read())
-        except urllib.error.HTTPError as exc:
-            raise OpponentError(f"the simulated person refused {path}: "
-                                f"{json.loads(exc.read()).get('error', exc.reason)}") from None
-        except OSError as exc:
-            raise OpponentError(f"cannot reach the simulated person at {self.base_url}: {exc}") from None
+        return self._call(path, body)
 
     def _get(self, path: str) -> dict:
+        return self._call(path, None)
+
+    def _call(self, path: str, body: dict | None) -> dict:
         try:
-            with urllib.request.urlopen(self.base_url + path, timeout=self.timeout_s) as reply:
-                return json.loads(reply.read())
-        except OSError as exc:
+            return cell_json(self.base_url + path, body, self.timeout_s)
+        except CellRefused as exc:
+            raise OpponentError(f"the simulated person refused {path}: {exc}") from None
+        except CellUnreachable as exc:
             raise OpponentError(f"cannot reach the simulated person at {self.base_url}: {exc}") from None
 
 

@@ -182,7 +182,8 @@ def test_the_fingerprint_changes_with_the_source_and_not_with_what_a_run_leaves(
 
 # --- real games -----------------------------------------------------------------------------------
 
-SEEDS = [1, 2]
+# two games, one a policy: the two local processes play one each
+SEEDS = [1]
 POLICIES = ("ours", "oracle")
 
 

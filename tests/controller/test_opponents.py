@@ -1,10 +1,14 @@
 """The console: `stop` and Enter stops the arm at once, whatever the match is doing; any other line
 is the person's "done"."""
 
+import http.server
 import io
+import json
 import threading
 
-from controller.match.opponents import ConsoleInput, ConsolePerson
+import pytest
+
+from controller.match.opponents import ConsoleInput, ConsolePerson, OpponentError, SimulatedPerson
 
 
 class Lines(io.StringIO):
@@ -40,3 +44,40 @@ def test_a_stop_that_cannot_be_delivered_is_said_and_the_console_keeps_reading(c
     console.release.set()
     assert reader.lines.get(timeout=5.0) == "next"
     assert "emergency stop not delivered: the arm's port is gone" in capsys.readouterr().out
+
+
+class _Cell(http.server.BaseHTTPRequestHandler):
+    """A cell that refuses every action with its words and serves one document."""
+
+    def do_POST(self):
+        self.rfile.read(int(self.headers["Content-Length"]))
+        self._answer(409, {"error": "the person is mid-turn"})
+
+    def do_GET(self):
+        self._answer(200, {"state": "done"})
+
+    def _answer(self, status, body):
+        data = json.dumps(body).encode()
+        self.send_response(status)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, *args):
+        pass
+
+
+def test_the_simulated_person_says_what_the_cell_answered_or_that_no_cell_answered():
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Cell)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{server.server_address[1]}"
+    try:
+        person = SimulatedPerson(url, timeout_s=5.0)
+        assert person.done()
+        with pytest.raises(OpponentError, match="refused /person/turn: the person is mid-turn"):
+            person.your_turn()
+    finally:
+        server.shutdown()
+        server.server_close()
+    with pytest.raises(OpponentError, match=f"cannot reach the simulated person at {url}"):
+        SimulatedPerson(url, timeout_s=5.0).done()

@@ -1,6 +1,6 @@
 """Hardware in the loop: the robot plays a turn on the simulated cell (`sim serve` in its own
-process, reached through the serial pty and the camera streams only; the arm's firmware the
-reference engine, then the C firmware), and the simulator's ground
+process, reached through the serial pty and the camera streams only; the arm's firmware the C
+firmware's host build), and the simulator's ground
 truth (its `/truth.json`, read by this test and never by the controller) checks every turn: exactly
 one block moved, from a legal source to the legal place on top; the tower stands; and every
 block that was tested and not taken is back within 1 mm of where it was. And the steps the arm
@@ -48,15 +48,15 @@ def _slots(truth: dict) -> dict[int, tuple[int, int] | None]:
     return {int(b): (tuple(v["slot"]) if v["slot"] else None) for b, v in truth["blocks"].items()}
 
 
-@pytest.fixture(scope="module", params=["python", "c"])
-def match(request, default_cell, tmp_path_factory):
-    """The turn, with the arm's firmware the reference engine's and then the C firmware's
-    (issue 23: the binary's code, ticked against the simulated arm); recorded for the viewer as
-    `play --solo --rrd` records it."""
-    if request.param == "c":
-        build_host()
+@pytest.fixture(scope="module")
+def match(default_cell, tmp_path_factory):
+    """The turn, with the arm's firmware the C firmware's (issue 23: the binary's code, ticked
+    against the simulated arm); recorded for the viewer as `play --solo --rrd` records it. The
+    reference engine, `play`'s default, plays the match of tests/hardware/test_match_hil.py, and
+    tests/hardware/test_firmware_engine.py holds that both answer every stream of frames alike."""
+    build_host()
     rrd = tmp_path_factory.mktemp("recording") / "turn.rrd"
-    with SimulatedCell(SEED, firmware=request.param) as sim:
+    with SimulatedCell(SEED, firmware="c") as sim:
         truths = [_truth(sim)]
         with CellLink(default_cell, sim.serial, sim.camera_urls, stall_s=SIM_STALL_S) as link, \
                 Recorder(rrd) as recorder:
