@@ -52,6 +52,7 @@ class TurnRecord:
     wall_s: float = 0.0        # this machine's time for the turn: its cost, not its outcome
     forced: bool = False       # no block seemed to come out: the least-loaded one was worked
     recoveries: list = field(default_factory=list)   # the kind of each surprise got over
+    error: str | None = None   # why the turn was illegal or stopped, in its words
 
     @property
     def moved_a_block(self) -> bool:
@@ -188,7 +189,8 @@ def game_record(result: SoloResult, policy: str, seed: int, mode: str, start_sto
             report.legal and not report.error, report.fell, time_s=round(report.duration_s, 2),
             stories=report.stories, taken_after_all=report.taken_after_all,
             wall_s=round(float(turn_wall_s[i]), 2) if i < len(turn_wall_s) else 0.0,
-            forced=report.forced, recoveries=[r["kind"] for r in report.recoveries]))
+            forced=report.forced, recoveries=[r["kind"] for r in report.recoveries],
+            error=report.error))
     if result.turns and (result.fell or result.error):
         last = game.turns[-1]
         last.fell = result.fell

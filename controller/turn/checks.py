@@ -177,20 +177,22 @@ def moved_out(before: Look, after: Look, pulled_end) -> dict[tuple[int, int], fl
     return moved
 
 
-def outcome_problem(before, after: Look, source, target) -> str | None:
+def outcome_problem(before: Look, after: Look, source, target) -> str | None:
     """What the hands see after the turn that the move planned does not explain, if anything:
-    the plan being legal is not enough, the tower must show it."""
+    the plan being legal is not enough, the tower must show it. `before`: the look the turn
+    began with; a block already lying out of place then is an earlier turn's, not this one's."""
     if after.occupancy.get(source, False):
         return f"{slot_name(*source)} still looks full after the block was taken"
     if not after.occupancy.get(target, False):
         return f"the placed block is not seen at {slot_name(*target)}"
-    changed = after.changed(set(before.blocks()) - {source} | {target})
+    changed = after.changed(set(before.tower.blocks()) - {source} | {target})
     if changed:
         return "other slots changed during the turn: " + ", ".join(
             f"{slot_name(*key)} (seen {'full' if after.occupancy.get(key, False) else 'empty'})"
             for key in changed)
-    if after.out_of_place:
-        return f"blocks out of place after the turn: {after.out_of_place}"
+    lying = sorted(set(after.out_of_place) - set(before.out_of_place))
+    if lying:
+        return f"blocks out of place after the turn: {lying}"
     return None
 
 

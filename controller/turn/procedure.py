@@ -109,7 +109,7 @@ class Turn:
         hands, report, clock = self.hands, self.report, self.clock
         with clock(Phase.PERCEIVE):
             look = self._look(blocks_moved)
-        start = look.tower        # what the turn's move is judged against, whatever came after
+        start = look              # what the turn's move is judged against, whatever came after
         belief, report.recalled = self.player.belief(look)
         self._tell_belief(look, belief)
         while True:
@@ -230,7 +230,7 @@ class Turn:
             self._recovered(Recovery.OUTCOME_LOOKED_AGAIN, str(exc))
             return self._look(blocks_moved, again=True)
 
-    def _judge_outcome(self, start: TowerState, final: Look, blocks_moved: int) -> Look:
+    def _judge_outcome(self, start: Look, final: Look, blocks_moved: int) -> Look:
         """What the window's last look shows against the move from the tower at the turn's
         `start`: a surprise (the placed block not seen, a slot changed) is looked at again, a new
         look with the arm clear, before the move is called illegal; the look that counts. Raises

@@ -90,8 +90,9 @@ def seen(occupancy, out_of_place=()):
 
 
 def test_the_outcome_must_show_the_move_and_nothing_else():
-    before = TowerState(((True, True, True), (True, True, True), (True, True, True)))
+    tower = TowerState(((True, True, True), (True, True, True), (True, True, True)))
     full = {(layer, s): True for layer in (1, 2, 3) for s in range(3)}
+    before = Look(tower, {}, {}, full)
     after = dict(full) | {(1, 0): False, (4, 1): True}
     assert outcome_problem(before, seen(after), (1, 0), (4, 1)) is None
     assert "still looks full" in outcome_problem(before, seen(full | {(4, 1): True}),
@@ -104,7 +105,20 @@ def test_the_outcome_must_show_the_move_and_nothing_else():
     # a block the turn did not touch gone from sight: which way the look differs is said
     assert "layer 2 slot 2 (seen empty)" in outcome_problem(before, seen(after | {(2, 2): False}),
                                                              (1, 0), (4, 1))
-    assert "out of place" in outcome_problem(before, seen(after, [7]), (1, 0), (4, 1))
+    assert "out of place after the turn: [7]" in outcome_problem(before, seen(after, [7]),
+                                                                 (1, 0), (4, 1))
+
+
+def test_a_block_lying_out_of_place_since_an_earlier_turn_is_not_this_turns():
+    """Fast seed 11: a rider carried out of its slot in turn 11 lay there for the rest of the
+    game, and every turn after was called illegal for it."""
+    tower = TowerState(((True, True, True), (True, True, True), (True, False, True)))
+    full = {(layer, s): s != 1 or layer != 3 for layer in (1, 2, 3) for s in range(3)}
+    before = Look(tower, {}, {}, full, [21])
+    after = dict(full) | {(1, 0): False, (4, 1): True}
+    assert outcome_problem(before, seen(after, [21]), (1, 0), (4, 1)) is None
+    assert "out of place after the turn: [7]" in outcome_problem(before, seen(after, [21, 7]),
+                                                                 (1, 0), (4, 1))
 
 
 def test_blocks_above_that_the_drawn_block_carried_or_turned_ride_on_it():
