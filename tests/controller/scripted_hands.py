@@ -31,6 +31,7 @@ class Script:
     feel: Callable[[Slot, float], tuple[float, float, bool]] = \
         lambda source, guard_n: (0.1, 0.004, False)              # (peak N, travel m, tripped)
     jams: Callable[[Slot], bool] = lambda source: False
+    frees_at_n: Callable[[Slot], float] = lambda source: 0.0     # the push a block comes out at
     pull: Callable[[Slot], GaveUp | None] = lambda source: None
     insist: Callable[[Slot], GaveUp | None] = lambda source: None  # a pull to take it after all
     short: Callable[[Slot], float] = lambda source: 0.0          # how far a put-back stops short
@@ -91,7 +92,7 @@ class ScriptedHands:
 
     def push_through(self, source, jam_n) -> Pushed:
         self.steps.append(("push_through", source))
-        jammed = self.script.jams(source)
+        jammed = self.script.jams(source) or self.script.frees_at_n(source) > jam_n
         return Pushed(jammed, 0.01 if jammed else 0.027)
 
     def restore(self, source, travel_m, jam_n) -> float:

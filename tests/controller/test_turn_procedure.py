@@ -331,6 +331,28 @@ def test_when_no_block_seems_to_come_out_the_least_loaded_one_is_worked_as_a_for
     assert hands.steps[-5][0] == "take_after_all" and hands.steps[-5][1] == report.source
 
 
+def test_a_forced_move_that_no_block_yields_below_the_tipping_force_pushes_on(monkeypatch):
+    """Fast seed 14 at 30 2/3 stories: every legal block stopped short of the force the model
+    said would tip the tower, and the game ended for not moving. A person would push on."""
+    import controller.turn.procedure as procedure
+    real = procedure.forced_order
+    monkeypatch.setattr(procedure, "forced_order", lambda *a, **k: [
+        (source, 1.0) for source, _ in real(*a, **k)])
+    notes = []
+
+    def jam(source):       # until the chooser gives up
+        return not any(note.startswith(Recovery.FORCED_MOVE) for note in notes)
+    p, hands = player(script=Script(feel=lambda source, guard: TIGHT, jams=jam,
+                                    frees_at_n=lambda source: 2.0))
+    p.on_note = notes.append
+    report = p.play(1)
+    assert report.forced and report.legal
+    assert any("pushed again up to 3.0 N" in note for note in notes)
+    pushes = [s[1] for s in hands.steps if s[0] == "push_through"]
+    # every block once at its tipping force, then the least loaded again, which came
+    assert pushes.count(report.source) == 2 and pushes[-1] == report.source
+
+
 def test_no_block_that_can_be_pushed_out_at_all_is_a_no_move_error():
     p, hands = player(script=Script(feel=lambda source, guard: TIGHT, jams=lambda source: True))
     with pytest.raises(NoMoveError, match="not one legal block could be pushed out"):
