@@ -102,14 +102,25 @@ def run_trial(cell_path: str, kind: str, seed: int) -> Trial:
 
 
 def measure(cell_path: str, kinds: list[str], trials: int, first_seed: int = FIRST_SEED,
-            progress: Callable[[int, int], None] | None = None) -> SurpriseFigures:
+            progress: Callable[[int, int], None] | None = None,
+            trials_path: str | None = None) -> SurpriseFigures:
     """`trials` turns for each kind, trial i on tower `first_seed + i` (the same towers for every
-    kind), one at a time: each needs the machine to itself to keep real time."""
+    kind), one at a time: each needs the machine to itself to keep real time. `trials_path`: a
+    file that keeps each finished trial (controller/bench/sweep.py KeptFile); the trials it holds,
+    run by this code on this cell, are not run again."""
+    from controller.bench.sweep import KeptFile, settings
+    kept = KeptFile(trials_path, settings("surprises", cell_path, None), lambda d: Trial(**d),
+                    lambda t: (t.kind, t.seed), "trial") if trials_path else None
     figures = SurpriseFigures()
     total = len(kinds) * trials
     for i in range(trials):
         for kind in kinds:
-            figures.trials.append(run_trial(cell_path, kind, first_seed + i))
+            trial = kept.games.get((kind, first_seed + i)) if kept else None
+            if trial is None:
+                trial = run_trial(cell_path, kind, first_seed + i)
+                if kept:
+                    kept.add(trial)
+            figures.trials.append(trial)
             if progress is not None:
                 progress(len(figures.trials), total)
     return figures

@@ -30,38 +30,46 @@ def settings(mode: str, cell_path: str, max_turns: int | None) -> dict:
             "cell": hashlib.sha256(Path(cell_path).read_bytes()).hexdigest()[:16]}
 
 
-class GamesFile:
-    """Finished games, one JSON line each: {"settings": ..., "game": ...}."""
+class KeptFile:
+    """Finished runs of a long benchmark, one JSON line each: {"settings": ..., `name`: ...}, read
+    back by `read` and told apart by `key`. Lines of other settings are left, unused."""
 
-    def __init__(self, path: str | Path, settings: dict):
+    def __init__(self, path: str | Path, settings: dict, read: Callable[[dict], object],
+                 key: Callable[[object], tuple], name: str):
         self.path = Path(path)
-        self.settings = settings
-        self.games: dict[tuple[str, int], GameRecord] = {}
+        self.settings, self._read, self._key, self._name = settings, read, key, name
+        self.games: dict[tuple, object] = {}
         self.other = 0          # lines of other settings, or unreadable (a line cut by a kill)
         if self.path.exists():
             for line in self.path.read_text().splitlines():
                 try:
                     entry = json.loads(line)
-                    game = GameRecord.from_dict(entry["game"]) \
-                        if entry["settings"] == settings else None
+                    kept = read(entry[name]) if entry["settings"] == settings else None
                 except (ValueError, KeyError, TypeError):
-                    game = None
-                if game is None:
+                    kept = None
+                if kept is None:
                     self.other += bool(line.strip())
                 else:
-                    self.games[(game.policy, game.seed)] = game
+                    self.games[key(kept)] = kept
 
-    def add(self, game: GameRecord) -> None:
-        self.games[(game.policy, game.seed)] = game
+    def add(self, kept) -> None:
+        self.games[self._key(kept)] = kept
         with self.path.open("a") as out:
             if out.tell() and not self._ends_a_line():
                 out.write("\n")        # after a line a kill cut short, not onto it
-            out.write(json.dumps({"settings": self.settings, "game": asdict(game)}) + "\n")
+            out.write(json.dumps({"settings": self.settings, self._name: asdict(kept)}) + "\n")
 
     def _ends_a_line(self) -> bool:
         with self.path.open("rb") as file:
             file.seek(-1, 2)
             return file.read(1) == b"\n"
+
+
+class GamesFile(KeptFile):
+    """Finished games, keyed by policy (or skill) and seed."""
+
+    def __init__(self, path: str | Path, settings: dict):
+        super().__init__(path, settings, GameRecord.from_dict, lambda g: (g.policy, g.seed), "game")
 
 
 def measure(mode: str, cell_path: str, seeds: list[int], max_turns: int | None, names,

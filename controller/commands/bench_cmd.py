@@ -69,9 +69,9 @@ def register(commands: argparse._SubParsersAction) -> None:
                        "the one `ray start` started here, or a cluster's address (host:port); "
                        "needs the extra: pip install 'jenga-robot[cluster]'")
     bench.add_argument("--games", metavar="FILE",
-                       help="game and person suites: keep each finished game in FILE (JSON lines); "
-                       "the games FILE already holds, played by this code on this cell with this "
-                       "cap, are not played again")
+                       help="game, person and surprises suites: keep each finished game (each "
+                       "trial) in FILE (JSON lines); those FILE already holds, played by this code "
+                       "on this cell with this cap, are not played again")
     bench.add_argument("--burners", type=int, default=4,
                        help="load suite: busy processes beside the runs (default %(default)s)")
     bench.add_argument("--trials", type=int, default=10,
@@ -317,7 +317,7 @@ def _surprises(args: argparse.Namespace, kinds: list[str]) -> tuple[dict, str]:
     from controller.bench.surprises import FIRST_SEED, OUTCOMES, measure
     load(args.cell)
     result = measure(args.cell, kinds, args.trials, FIRST_SEED + args.first_seed - 1,
-                     progress=Progress("bench surprises"))
+                     progress=Progress("bench surprises"), trials_path=args.games)
     columns = ["surprise", "trials", "met", *OUTCOMES]
     lines = ["### surprises", "", "| " + " | ".join(columns) + " |",
              "|" + " --- |" * len(columns)]

@@ -26,3 +26,30 @@ def test_the_table_counts_outcomes_of_the_trials_that_met_their_surprise():
     assert rows["nudge"]["met"] == 1 and rows["nudge"]["stopped"] == 1
     assert rows["nudge"]["handled"] == 0 and set(OUTCOMES) <= set(rows["nudge"])
     assert figures.to_json()["trials"][0]["kind"] == "bump"
+
+
+def test_trials_kept_in_a_file_are_not_run_again(tmp_path, monkeypatch):
+    """A two-hour run stopped part way loses nothing: a second run with the same file runs only
+    the trials it does not hold, and a line a kill cut short is passed over."""
+    import controller.bench.surprises as surprises
+    from hardware.cells import DEFAULT_CELL
+    ran = []
+
+    def run_trial(cell_path, kind, seed):
+        ran.append((kind, seed))
+        if len(ran) == 3:
+            raise KeyboardInterrupt             # the run is stopped during its third trial
+        return Trial(kind, seed, "handled", True, what=f"{kind} on {seed}")
+    monkeypatch.setattr(surprises, "run_trial", run_trial)
+    kept = tmp_path / "trials.jsonl"
+    try:
+        surprises.measure(str(DEFAULT_CELL), ["bump", "slip"], 2, trials_path=str(kept))
+    except KeyboardInterrupt:
+        pass
+    with kept.open("a") as out:
+        out.write('{"settings": {"mode": "surp')           # cut by a kill
+    figures = surprises.measure(str(DEFAULT_CELL), ["bump", "slip"], 2, trials_path=str(kept))
+    assert ran == [("bump", 301), ("slip", 301), ("bump", 302), ("bump", 302), ("slip", 302)]
+    assert [(t.kind, t.seed) for t in figures.trials] == [("bump", 301), ("slip", 301),
+                                                          ("bump", 302), ("slip", 302)]
+    assert figures.trials[0].what == "bump on 301"
