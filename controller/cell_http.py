@@ -4,17 +4,22 @@ robot's readings never come this way (the serial link and the camera streams car
 
 from __future__ import annotations
 
+import http.client
 import json
 import urllib.error
 import urllib.request
 
 
-class CellRefused(RuntimeError):
-    """The cell answered, with an error: its words."""
+class CellHttpError(RuntimeError):
+    """The cell's HTTP interface did not give what was asked."""
 
 
-class CellUnreachable(RuntimeError):
-    """No answer from the cell: not running, another address, or hung."""
+class CellRefused(CellHttpError):
+    """The cell answered, with an error (its words) or with what is not JSON."""
+
+
+class CellUnreachable(CellHttpError):
+    """No whole answer from the cell: not running, another address, or hung."""
 
 
 def cell_json(url: str, body: dict | None = None, timeout_s: float = 10.0) -> dict:
@@ -24,12 +29,21 @@ def cell_json(url: str, body: dict | None = None, timeout_s: float = 10.0) -> di
                                      headers={"Content-Type": "application/json"})
     try:
         with urllib.request.urlopen(request, timeout=timeout_s) as reply:
-            return json.loads(reply.read())
+            body = reply.read()
     except urllib.error.HTTPError as exc:
-        try:
-            words = json.loads(exc.read()).get("error", exc.reason)
-        except ValueError:
-            words = exc.reason
-        raise CellRefused(str(words)) from None
-    except OSError as exc:
-        raise CellUnreachable(str(exc)) from None
+        raise CellRefused(_words(exc)) from None
+    except (OSError, http.client.HTTPException) as exc:
+        raise CellUnreachable(str(exc) or type(exc).__name__) from None
+    try:
+        return json.loads(body)
+    except ValueError:
+        raise CellRefused(f"the answer to {url} is not JSON: {body[:80]!r}") from None
+
+
+def _words(exc: urllib.error.HTTPError) -> str:
+    """What a cell that refused said: its JSON's `error`, else the HTTP reason."""
+    try:
+        answer = json.loads(exc.read())
+    except (ValueError, OSError, http.client.HTTPException):
+        return str(exc.reason)
+    return str(answer.get("error", exc.reason)) if isinstance(answer, dict) else str(exc.reason)

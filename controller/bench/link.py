@@ -140,7 +140,7 @@ def _fault_latency(device, kind: str, slack_s: float | None) -> float:
         client.connect()
         device.inject(kind)
         try:
-            client.wait_for(lambda t: False, timeout_s=2.0)
+            client.wait_for(lambda t: False, timeout_s=max(2.0, 4 * (slack_s or 0.0)))
         except LinkError:
             pass
         # a fault that takes effect at the next frame is timed from there

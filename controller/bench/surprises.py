@@ -46,6 +46,8 @@ class Trial:
 @dataclass
 class SurpriseFigures:
     trials: list[Trial] = field(default_factory=list)
+    trials_file: dict | None = None   # where trials were kept: its path, how many were taken
+    # from it, and its lines of other code or cells (unused: those trials were run again)
 
     def table(self) -> list[dict]:
         """Per kind: trials, how many met their surprise, and how those ended."""
@@ -59,7 +61,8 @@ class SurpriseFigures:
         return rows
 
     def to_json(self) -> dict:
-        return {"table": self.table(), "trials": [asdict(t) for t in self.trials]}
+        return {"table": self.table(), "trials": [asdict(t) for t in self.trials],
+                "trials_file": self.trials_file}
 
 
 def classify(result) -> str:
@@ -112,10 +115,14 @@ def measure(cell_path: str, kinds: list[str], trials: int, first_seed: int = FIR
     kept = KeptFile(trials_path, settings("surprises", cell_path, None), lambda d: Trial(**d),
                     lambda t: (t.kind, t.seed), "trial") if trials_path else None
     figures = SurpriseFigures()
+    if kept:
+        figures.trials_file = {"path": str(kept.path), "lines_unused": kept.other,
+                               "trials_taken": sum((kind, first_seed + i) in kept.kept
+                                                   for i in range(trials) for kind in kinds)}
     total = len(kinds) * trials
     for i in range(trials):
         for kind in kinds:
-            trial = kept.games.get((kind, first_seed + i)) if kept else None
+            trial = kept.kept.get((kind, first_seed + i)) if kept else None
             if trial is None:
                 trial = run_trial(cell_path, kind, first_seed + i)
                 if kept:

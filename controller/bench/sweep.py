@@ -1,6 +1,6 @@
 """A sweep of games (the game and person suites): every game given to an engine
 (controller/bench/engines.py), each kept as it finishes, so a long sweep loses nothing when it is
-stopped and can be taken up again.
+stopped and can be taken up again. The surprises bench keeps its trials the same way (`KeptFile`).
 
 `--games FILE` keeps each finished game as a JSON line with the settings it was played under
 (the suite's mode, the move cap, the cell file's and the code's digests). A sweep given the same
@@ -38,7 +38,7 @@ class KeptFile:
                  key: Callable[[object], tuple], name: str):
         self.path = Path(path)
         self.settings, self._read, self._key, self._name = settings, read, key, name
-        self.games: dict[tuple, object] = {}
+        self.kept: dict[tuple, object] = {}
         self.other = 0          # lines of other settings, or unreadable (a line cut by a kill)
         if self.path.exists():
             for line in self.path.read_text().splitlines():
@@ -50,10 +50,10 @@ class KeptFile:
                 if kept is None:
                     self.other += bool(line.strip())
                 else:
-                    self.games[key(kept)] = kept
+                    self.kept[key(kept)] = kept
 
     def add(self, kept) -> None:
-        self.games[self._key(kept)] = kept
+        self.kept[self._key(kept)] = kept
         with self.path.open("a") as out:
             if out.tell() and not self._ends_a_line():
                 out.write("\n")        # after a line a kill cut short, not onto it
@@ -92,7 +92,7 @@ def run(engine: Engine, play: Callable, work: list[tuple], key: Key,
     """Every job of `work` (`key(job)`: its policy and seed) played by `engine`, but those
     `games_file` already holds; each game kept in the file as it finishes. Returns the games
     (those from the file first, then in the order they finished) and the games lost."""
-    held = games_file.games if games_file else {}
+    held = games_file.kept if games_file else {}
     games = [held[key(job)] for job in work if key(job) in held]
     todo = [job for job in work if key(job) not in held]
     lost: list[Lost] = []
@@ -121,6 +121,6 @@ def report(mode: str, seeds: list[int], max_turns: int | None, games: list[GameR
                              "reason": one.reason} for one in lost),
                            key=lambda one: (list(names).index(one["policy"]), one["seed"])),
             "engine": engine.description,
-            "games_file": {"path": str(games_file.path), "games_kept": len(games_file.games),
+            "games_file": {"path": str(games_file.path), "games_kept": len(games_file.kept),
                            "lines_unused": games_file.other} if games_file else None,
             "wall_s": round(wall_s, 1)}

@@ -315,15 +315,27 @@ def _kinds(text: str | None) -> list[str]:
 
 def _surprises(args: argparse.Namespace, kinds: list[str]) -> tuple[dict, str]:
     from controller.bench.surprises import FIRST_SEED, OUTCOMES, measure
+    from controller.cell_http import CellHttpError
     load(args.cell)
-    result = measure(args.cell, kinds, args.trials, FIRST_SEED + args.first_seed - 1,
-                     progress=Progress("bench surprises"), trials_path=args.games)
+    try:
+        result = measure(args.cell, kinds, args.trials, FIRST_SEED + args.first_seed - 1,
+                         progress=Progress("bench surprises"), trials_path=args.games)
+    except CellHttpError as exc:
+        kept = (f"; the trials that finished are kept in {args.games}" if args.games else
+                "; --games FILE would keep the trials that finish")
+        raise CommandError(f"the simulated cell did not take the bench's surprise: {exc}{kept}") \
+            from None
     columns = ["surprise", "trials", "met", *OUTCOMES]
     lines = ["### surprises", "", "| " + " | ".join(columns) + " |",
              "|" + " --- |" * len(columns)]
     lines += ["| " + " | ".join(str(row[c]) for c in columns) + " |" for row in result.table()]
     lines += ["", "met: the surprise happened in the turn; the outcomes count those turns "
               "(handled: the turn went on and ended legal, the tower standing)"]
+    kept = result.trials_file
+    if kept:
+        lines += [f"{kept['trials_taken']} trials taken from {kept['path']}"
+                  + (f"; {kept['lines_unused']} of its lines were run by other code or on another "
+                     f"cell, not used" if kept["lines_unused"] else "")]
     return result.to_json(), "\n".join(lines)
 
 

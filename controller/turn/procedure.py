@@ -104,6 +104,8 @@ class Turn:
         self.clock = PhaseClock(self.hands.now, self.report, player.on_phase)
         self.chooser = None
         self.forced_tried: set[Slot] = set()    # blocks a forced move has worked
+        self.pushed_hard: set[Slot] = set()     # and pushed again up to the jam limit
+        self.unreachable: set[Slot] = set()     # blocks no push-through could reach
 
     def run(self, blocks_moved: int, watch_window: bool) -> TurnReport:
         hands, report, clock = self.hands, self.report, self.clock
@@ -298,30 +300,32 @@ class Turn:
         """No block seemed to come out, and the rules allow no pass (rule 7): the legal blocks
         are worked the least loaded first (planning/strategy.py `forced_order`: those the tower
         stands without first), each pushed through up to its force limit and pulled under the
-        firmer guard of a block that must come (the hands' `insist`), until one comes.
-        NoMoveError only when not one could be worked."""
+        firmer guard of a block that must come (the hands' `insist`), until one comes. Those
+        that jammed below the force the tower's model says would tip it are then pushed again up
+        to the push-through's own limit. NoMoveError only when not one could be worked."""
         report, options = self.report, self.player.options
         if not report.forced:
             report.forced = True
             self._recovered(Recovery.FORCED_MOVE, f"{why}: the least loaded block is worked "
                                                   f"as a forced move")
-        order = [(s, jam_n) for s, jam_n in forced_order(look.tower, belief, self.player.dims,
-                                                         options, look.offsets,
-                                                         self.hands.pulled_end)
-                 if s not in self.forced_tried]
+        order = forced_order(look.tower, belief, self.player.dims, options, look.offsets,
+                             self.hands.pulled_end)
         for source, jam_n in order:
-            self.forced_tried.add(source)
-            if self._push_through(source, jam_n):
-                return source
+            if source not in self.forced_tried:
+                self.forced_tried.add(source)
+                if self._push_through(source, jam_n):
+                    return source
         # Every block stopped short of the force the tower's model says would tip it (fast seed
         # 14 at 30 2/3 stories: none came below it). A person would push on, and so does the
         # robot: the least loaded first, up to the push-through's own limit. A fall is the
         # game's end, as the rules have it; not moving is not allowed.
-        harder = [source for source, jam_n in order if jam_n < JAM_N]
-        if harder:
+        harder = [source for source, jam_n in order if jam_n < JAM_N
+                  and source not in self.pushed_hard and source not in self.unreachable]
+        if harder and not self.pushed_hard:
             self._note(f"no block came out below the force that might tip the tower: pushed "
                        f"again up to {JAM_N:.1f} N")
         for source in harder:
+            self.pushed_hard.add(source)
             if self._push_through(source, JAM_N):
                 return source
         raise NoMoveError(f"{why}, and not one legal block could be pushed out as a forced move")
@@ -334,6 +338,7 @@ class Turn:
             pushed = self.hands.push_through(source, jam_n)
         except PlanError as exc:    # no way for the hands to reach it: not this turn
             self.chooser.jammed(source)
+            self.unreachable.add(source)
             self._note(f"{slot_name(*source)} cannot be reached for a push-through ({exc})")
             return False
         if not pushed.jammed:

@@ -31,7 +31,6 @@ class Script:
     feel: Callable[[Slot, float], tuple[float, float, bool]] = \
         lambda source, guard_n: (0.1, 0.004, False)              # (peak N, travel m, tripped)
     jams: Callable[[Slot], bool] = lambda source: False
-    frees_at_n: Callable[[Slot], float] = lambda source: 0.0     # the push a block comes out at
     pull: Callable[[Slot], GaveUp | None] = lambda source: None
     insist: Callable[[Slot], GaveUp | None] = lambda source: None  # a pull to take it after all
     short: Callable[[Slot], float] = lambda source: 0.0          # how far a put-back stops short
@@ -43,6 +42,7 @@ class Script:
     falls_by_second_look: bool = False    # the tower is down when looked at again after the window
     unread_looks: int = 0         # the first looks read no tower (a camera's frame lost)
     looks: list[Look] = field(default_factory=list)               # looks to give, in turn
+    frees_at_n: Callable[[Slot], float] = lambda source: 0.0     # the push a block comes out at
 
 
 class ScriptedHands:

@@ -1,6 +1,8 @@
 """The surprises benchmark's bookkeeping: how a trial's one-turn game is called, and the table of
 outcomes per kind, counting only the trials whose surprise happened."""
 
+import json
+
 from controller.bench.surprises import OUTCOMES, SurpriseFigures, Trial, classify
 from controller.solo import SoloResult
 from controller.turn.report import TurnReport
@@ -53,3 +55,8 @@ def test_trials_kept_in_a_file_are_not_run_again(tmp_path, monkeypatch):
     assert [(t.kind, t.seed) for t in figures.trials] == [("bump", 301), ("slip", 301),
                                                           ("bump", 302), ("slip", 302)]
     assert figures.trials[0].what == "bump on 301"
+    assert figures.trials_file == {"path": str(kept), "lines_unused": 1, "trials_taken": 2}
+    # the line cut short stays apart from the one written after it
+    lines = kept.read_text().splitlines()
+    assert len(lines) == 5 and lines[2].endswith('"mode": "surp')
+    assert [json.loads(lines[i])["trial"]["kind"] for i in (3, 4)] == ["bump", "slip"]

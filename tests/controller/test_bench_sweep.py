@@ -40,11 +40,11 @@ def test_lines_of_other_settings_or_cut_short_are_left_unused(tmp_path):
     with path.open("a") as out:
         out.write(json.dumps({"settings": SETTINGS, "game": {"policy": "ours"}})[:30] + "\n")
     kept = sweep.GamesFile(path, SETTINGS)
-    assert kept.games == {} and kept.other == 2
+    assert kept.kept == {} and kept.other == 2
     kept.add(game)
     again = sweep.GamesFile(path, SETTINGS)
-    assert list(again.games) == [("ours", 4)] and again.other == 2
-    assert again.games[("ours", 4)] == game
+    assert list(again.kept) == [("ours", 4)] and again.other == 2
+    assert again.kept[("ours", 4)] == game
 
 
 def test_a_game_added_after_a_line_cut_without_its_end_is_kept(tmp_path):
@@ -52,7 +52,7 @@ def test_a_game_added_after_a_line_cut_without_its_end_is_kept(tmp_path):
     path.write_text(json.dumps({"settings": SETTINGS, "game": {"policy": "ours"}})[:40])
     sweep.GamesFile(path, SETTINGS).add(fake_games.quick((str(tmp_path), 7, "ours")))
     kept = sweep.GamesFile(path, SETTINGS)
-    assert list(kept.games) == [("ours", 7)] and kept.other == 1
+    assert list(kept.kept) == [("ours", 7)] and kept.other == 1
 
 
 def test_a_record_reads_back_as_it_was_written():

@@ -81,3 +81,23 @@ def test_the_simulated_person_says_what_the_cell_answered_or_that_no_cell_answer
         server.server_close()
     with pytest.raises(OpponentError, match=f"cannot reach the simulated person at {url}"):
         SimulatedPerson(url, timeout_s=5.0).done()
+
+
+def test_a_cell_that_answers_what_is_not_json_is_refused_in_words():
+    from controller.cell_http import CellRefused, cell_json
+
+    class NotJson(_Cell):
+        def do_GET(self):
+            data = b"<html>busy</html>"
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), NotJson)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        with pytest.raises(CellRefused, match="is not JSON: b'<html>busy"):
+            cell_json(f"http://127.0.0.1:{server.server_address[1]}/person.json", timeout_s=5.0)
+    finally:
+        server.shutdown()
+        server.server_close()

@@ -349,8 +349,34 @@ def test_a_forced_move_that_no_block_yields_below_the_tipping_force_pushes_on(mo
     assert report.forced and report.legal
     assert any("pushed again up to 3.0 N" in note for note in notes)
     pushes = [s[1] for s in hands.steps if s[0] == "push_through"]
-    # every block once at its tipping force, then the least loaded again, which came
-    assert pushes.count(report.source) == 2 and pushes[-1] == report.source
+    # every legal block once at its tipping force, then the least loaded again, which came
+    again = pushes.index(report.source, pushes.index(report.source) + 1)
+    assert set(legal_sources(TowerState.fresh(), RuleOptions())) <= set(pushes[:again])
+    assert pushes[again:] == [report.source]
+
+
+def test_a_block_pushed_out_hard_that_will_not_come_leaves_the_next_to_be_pushed_hard(monkeypatch):
+    """The pull of the first block pushed out up to the jam limit is given up: the turn chooses
+    again, and the next block is pushed hard, not a NoMoveError."""
+    import controller.turn.procedure as procedure
+    real = procedure.forced_order
+    monkeypatch.setattr(procedure, "forced_order", lambda *a, **k: [
+        (source, 1.0) for source, _ in real(*a, **k)])
+    notes, insisted = [], []
+
+    def jam(source):
+        return not any(note.startswith(Recovery.FORCED_MOVE) for note in notes)
+
+    def insist(source):
+        insisted.append(source)
+        return GaveUp.DRAG if len(insisted) == 1 else None
+    p, hands = player(script=Script(feel=lambda source, guard: TIGHT, jams=jam, insist=insist,
+                                    frees_at_n=lambda source: 2.0))
+    p.on_note = notes.append
+    report = p.play(1)
+    assert report.forced and report.legal and len(insisted) == 2
+    assert report.source == insisted[1] != insisted[0]
+    assert sum("pushed again up to 3.0 N" in note for note in notes) == 1
 
 
 def test_no_block_that_can_be_pushed_out_at_all_is_a_no_move_error():
