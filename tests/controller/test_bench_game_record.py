@@ -7,7 +7,7 @@ from controller.bench.figures import summarise
 from controller.bench.game import ENDINGS, GameRecord, TurnRecord, game_record
 from controller.solo import SoloResult, play_game
 from controller.turn.hands import GaveUp
-from controller.turn.report import Recovery, TurnReport
+from controller.turn.report import Phase, Recovery, TurnReport
 from controller.wording import MOVE_CAP
 from planning.game.tower import TowerState
 from tests.controller.scripted_hands import Script
@@ -53,13 +53,14 @@ def test_a_game_ending_is_counted_by_its_kind_without_its_detail():
 def test_an_illegal_turn_is_counted_and_does_not_end_the_game():
     why = "the placed block is not seen at layer 19 slot 1"
     result = SoloResult(turns=[TurnReport(1, legal=True, stories="18 1/3"),
-                               TurnReport(2, error=why),
+                               TurnReport(2, error=why, phase=Phase.SETTLE),
                                TurnReport(3, legal=True, stories="18 2/3")], stories="18 2/3")
     assert result.ending() == "played every turn asked for"
     game = game_record(result, "ours", 1, "fast", "18", False, 1.0)
     assert game.ended_by == MOVE_CAP and game.turns[1].cause is None and game.blocks_moved == 2
     # why it was illegal is kept, in its words
     assert game.turns[1].error == why and game.turns[0].error is None
+    assert game.turns[1].phase == "settle"
     assert GameRecord.from_dict(asdict(game)).turns[1].error == why
 
 
