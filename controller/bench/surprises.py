@@ -115,19 +115,21 @@ def measure(cell_path: str, kinds: list[str], trials: int, first_seed: int = FIR
     kept = KeptFile(trials_path, settings("surprises", cell_path, None), lambda d: Trial(**d),
                     lambda t: (t.kind, t.seed), "trial") if trials_path else None
     figures = SurpriseFigures()
-    if kept:
-        figures.trials_file = {"path": str(kept.path), "lines_unused": kept.other,
-                               "trials_taken": sum((kind, first_seed + i) in kept.kept
-                                                   for i in range(trials) for kind in kinds)}
+    taken = 0
     total = len(kinds) * trials
     for i in range(trials):
         for kind in kinds:
             trial = kept.kept.get((kind, first_seed + i)) if kept else None
-            if trial is None:
+            if trial is not None:
+                taken += 1
+            else:
                 trial = run_trial(cell_path, kind, first_seed + i)
                 if kept:
                     kept.add(trial)
             figures.trials.append(trial)
             if progress is not None:
                 progress(len(figures.trials), total)
+    if kept:
+        figures.trials_file = {"path": str(kept.path), "lines_unused": kept.other,
+                               "trials_taken": taken}
     return figures

@@ -37,7 +37,7 @@ class KeptFile:
     def __init__(self, path: str | Path, settings: dict, read: Callable[[dict], object],
                  key: Callable[[object], tuple], name: str):
         self.path = Path(path)
-        self.settings, self._read, self._key, self._name = settings, read, key, name
+        self.settings, self._key, self._name = settings, key, name
         self.kept: dict[tuple, object] = {}
         self.other = 0          # lines of other settings, or unreadable (a line cut by a kill)
         if self.path.exists():

@@ -32,34 +32,29 @@ class SimulatedPerson:
         self.mistake = mistake
 
     def your_turn(self) -> None:
-        self._post("/person/turn", {"mistake": self.mistake} if self.mistake else {})
+        self._call("/person/turn", {"mistake": self.mistake} if self.mistake else {})
 
     def done(self) -> bool:
-        return self._get("/person.json")["state"] == "done"
+        return self._call("/person.json")["state"] == "done"
 
     def rebuild(self) -> None:
-        self._post("/tower/rebuild", {})
+        self._call("/tower/rebuild", {})
 
     def last_turn(self) -> dict | None:
         """What the person tried in their last turn: each block pushed (how hard, whether it came
         out), the block taken and where it went."""
-        return self._get("/person.json").get("last_turn") or None
+        return self._call("/person.json").get("last_turn") or None
 
     def resume(self, tower) -> None:
         """A match goes on after the controller stopped: the tower is set up as the log left it
         (a restarted simulator starts from a fresh tower)."""
-        self._post("/tower/arrange", tower.to_json())
+        self._call("/tower/arrange", tower.to_json())
 
     def say(self, text: str) -> None:
         pass
 
-    def _post(self, path: str, body: dict) -> dict:
-        return self._call(path, body)
-
-    def _get(self, path: str) -> dict:
-        return self._call(path, None)
-
-    def _call(self, path: str, body: dict | None) -> dict:
+    def _call(self, path: str, body: dict | None = None) -> dict:
+        """POST `body` to the cell's `path`, or GET it when there is none."""
         try:
             return cell_json(self.base_url + path, body, self.timeout_s)
         except CellRefused as exc:
