@@ -30,6 +30,10 @@ WIDE_GATE_PX = 20.0        # then leftovers this near a leftover slot's track
 SLOT_GATE_M = 0.009        # a triangulated marker this near a slot face's centre (across, up)
 TRACK_M = 0.012            # a block may sit this far either way along its axis and still be in its slot
 # (further, and in the cameras' diagonal view its marker would fall on the next slot's track)
+# A marker both cameras read (triangulated: no such ambiguity) may stand this far out of its face
+# and still be its slot's: a block pushed from the front stands 20-30 mm out at the back, which
+# the cameras see, and read as empty it was left out of the tower the arm keeps clear of.
+OUT_M = 0.040
 HUBER_M = 0.0005           # residuals beyond 0.5 mm count linearly: protruding blocks do not pull
 FIT_ITERATIONS = 3
 
@@ -256,9 +260,9 @@ class TowerEstimator:
         table = self._all_faces(pose.pitch, top)
         row = np.where(ok, table_row(layer, slot, end), 0)
         d = local - table.centre[row]
+        out = np.einsum("ij,ij->i", d, table.axis[row]) * end
         ok &= (np.abs(np.einsum("ij,ij->i", d, table.across[row])) <= SLOT_GATE_M) \
-            & (np.abs(d[:, 2]) <= SLOT_GATE_M) \
-            & (np.abs(np.einsum("ij,ij->i", d, table.axis[row])) <= TRACK_M)
+            & (np.abs(d[:, 2]) <= SLOT_GATE_M) & (out >= -TRACK_M) & (out <= OUT_M)
         return [table.face(int(r)) if good else None for r, good in zip(row, ok)]
 
     @staticmethod

@@ -32,6 +32,19 @@ def planner(default_cell):
     return MotionPlanner(default_cell)
 
 
+@pytest.fixture(autouse=True)
+def _planner_as_found(request):
+    """A test that uses the session's planner leaves it planning against the tower it found: the
+    arm's hands set the tower each look, and the blocks sticking out of it as they move them."""
+    if "planner" not in request.fixturenames:
+        yield
+        return
+    planner = request.getfixturevalue("planner")
+    tower, sticking_out = planner.tower, dict(planner.sticking_out)
+    yield
+    planner.set_tower(tower, sticking_out)
+
+
 @pytest.fixture
 def cell_toml():
     """The default cell file's text, for tests that write a changed copy."""

@@ -12,7 +12,7 @@ from typing import Callable
 import numpy as np
 
 from controller.cell_link import CellLink
-from controller.turn.arm_moves import ArmMoves, HeldBlockWatch
+from controller.turn.arm_moves import ArmMoves, HeldBlockWatch, works_block
 from controller.turn.arm_placing import ArmPlacing
 from controller.turn.arm_pulling import ArmPulling
 from controller.turn.checks import end_protrusion, seen_offset
@@ -102,7 +102,7 @@ class ArmHands(ArmPlacing, ArmPulling):
             obs = self.link.observe().observation
         if obs.fell:
             raise TowerFellError("the tower has fallen")
-        self.planner.set_tower(self.planner.tower.measured(obs.pose))
+        self.planner.set_tower(self.planner.tower.measured(obs.pose), obs.protrusions())
         self.obs = obs
         self._felt.clear()        # what the fingers felt was of the tower before this look
         seen = look_from(obs, blocks_moved)
@@ -122,6 +122,7 @@ class ArmHands(ArmPlacing, ArmPulling):
 
     # --- the fingertip ------------------------------------------------------------------------
 
+    @works_block
     def probe(self, source: Slot, guard_n: float) -> Felt:
         layer, slot = source
         end = -self.planner.tower.front_end(layer)        # push from the back
@@ -134,14 +135,18 @@ class ArmHands(ArmPlacing, ArmPulling):
         peak = max((f for _, f in trace), default=0.0)
         end_force = trace[-1][1] if trace else 0.0
         travel = self._block_travel(plan.frame, source, end, protrusion, end_force)
+        self._moved(source, -end * travel)
         return Felt(ProbeOutcome(layer, slot, peak, travel, result.outcome is MotionOutcome.GUARD,
                                  guard_n), trace)
 
     def withdraw(self) -> None:
         if self._at_block is not None:
-            self._retreat(self._at_block[1])
+            source, plan = self._at_block
+            with self.planner.working_on(*source):
+                self._retreat(plan)
             self._at_block = None
 
+    @works_block
     def push_through(self, source: Slot, jam_n: float) -> Pushed:
         """From where the probe stopped (or, for a block not probed just now, from its back face
         at the probe's pace), on until the block sticks out PUSH_THROUGH at the front; then back
@@ -181,9 +186,11 @@ class ArmHands(ArmPlacing, ArmPulling):
         jammed = result.outcome is MotionOutcome.GUARD
         force_n = self.moves.force_along(jam.direction) if jammed else 0.0
         moved = self._block_travel(plan.frame, source, end, protrusion, force_n)
+        self._moved(source, -end * moved)
         self._retreat(plan, "back_out", pushed_on=step.trajectory)
         return Pushed(jammed, moved)
 
+    @works_block
     def restore(self, source: Slot, travel_m: float, jam_n: float) -> float:
         """Push a block back from the front by as far as it was moved; returns how far short of
         that the block stopped (m; the tool's shortfall and the fingertip's spring)."""
@@ -218,12 +225,24 @@ class ArmHands(ArmPlacing, ArmPulling):
         # out than the tool
         spring = self._tip_give(result.force_n) if result.outcome is MotionOutcome.GUARD else 0.0
         short = float(np.linalg.norm(self._left_of(plan, step))) + spring
+        self.planner.block_moved(source, front * (was + short))
         self._retreat(plan, "restore_retreat")
         return short
 
+    def _moved(self, source: Slot, by_m: float) -> None:
+        """The block at `source` was pushed `by_m` along its layer's axis since the last look:
+        the moves after keep clear of where it now sticks out."""
+        seen = self.obs.block_at(*source) if self.obs is not None else None
+        self.planner.block_moved(source, (seen.protrusion if seen else 0.0) + by_m)
+
     def _push_plan(self, source: Slot, end: int, protrusion: float, guard_n: float) -> MotionPlan:
-        """A slow guarded push on the block's `end` face, planned so that it may go on through."""
-        return self.planner.push(self.moves.q(), *source, PROBE_DEPTH, tower_layers=self.layers,
+        """A slow guarded push on the block's `end` face, planned so that it may go on through: to
+        PROBE_DEPTH inside the tower's face, or past the face if it stands deeper in already (a
+        block out at the other end). Planned to the face's plane, the push on a face 7 mm in had
+        no length and one 9 mm in went backwards; its withdrawal then found no way back, the
+        fingertip stayed in the tower, and no later plan could start (seed-12 game, turn 13)."""
+        depth = PROBE_DEPTH + max(0.0, -protrusion)
+        return self.planner.push(self.moves.q(), *source, depth, tower_layers=self.layers,
                                  end=end, protrusion=protrusion, speed=PROBE_SPEED,
                                  guard_n=guard_n, retreat=False, through=PUSH_THROUGH,
                                  **seen_offset(self.planner.tower, self.obs, source))

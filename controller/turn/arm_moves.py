@@ -5,6 +5,7 @@ block in the fingers."""
 
 from __future__ import annotations
 
+import functools
 from typing import Callable
 
 import numpy as np
@@ -20,6 +21,17 @@ from planning.motion.trajectory import JointTrajectory, time_path
 # turn's moves in the simulated cell the wrist reading is back within its noise (0.04-0.06 N at
 # most over 50 ms) 0.15 s after the arm stops, and still off by up to 0.09 N 0.10-0.15 s after.
 DWELL_S = 0.2
+
+
+def works_block(skill):
+    """A block skill of the hands (`skill(self, source, ...)`): every move it plans may go where
+    that block sticks out, and none where another does (planning/motion/planner.py
+    `working_on`)."""
+    @functools.wraps(skill)
+    def working(self, source, *args, **kwargs):
+        with self.planner.working_on(*source):
+            return skill(self, source, *args, **kwargs)
+    return working
 
 
 class ArmMoves:
@@ -40,9 +52,10 @@ class ArmMoves:
                                   "end_s": round(self.arm.device_time(), 3)})
 
     def push_direction(self, plan: MotionPlan, prefix: str = "") -> np.ndarray:
-        push = plan.step(prefix + "push").trajectory
-        a = self.planner.arm.fk(push.start, plan.frame).t
-        b = self.planner.arm.fk(push.end, plan.frame).t
+        """The way a push plan goes into the tower: from its approach's start, which stands well
+        out, to the push's end (a push itself may be short)."""
+        a = self.planner.arm.fk(plan.step(prefix + "approach").trajectory.start, plan.frame).t
+        b = self.planner.arm.fk(plan.step(prefix + "push").trajectory.end, plan.frame).t
         return (b - a) / np.linalg.norm(b - a)
 
     def force_along(self, direction) -> float:

@@ -11,6 +11,7 @@ from dataclasses import replace
 
 import numpy as np
 
+from controller.turn.arm_moves import works_block
 from controller.turn.checks import (drag_was_a_spike, end_protrusion, felt_offset,
                                     next_grasp_shift, riders, seen_offset, touch_side)
 from controller.turn.hands import GaveUp, Pulled, Slot, Trace
@@ -66,6 +67,7 @@ class ArmPulling:
     `obs`, `layers`, `_felt`, and their `withdraw`, `_follow_recording` and `_follow_sampled`; it
     leaves the held block's pull plan in `_pull` for the place."""
 
+    @works_block
     def pull(self, source: Slot, out_m: float = PUSH_THROUGH, insist: bool = False) -> Pulled:
         """Grasp the block pushed `out_m` out at the front and draw it out, recording the drag
         along the pull. The pull is guarded at PULL_GUARD_N (TAKE_GUARD_N if it must `insist`,
@@ -83,6 +85,7 @@ class ArmPulling:
         if drawn.came:
             self.grip.check_held()
             self._pull = pull
+            self.planner.block_moved(source, 0.0)     # out of the tower: in the fingers
             self._check_standing()
         else:
             if drawn.gave_up is not GaveUp.SLIP:       # still in the fingers

@@ -44,6 +44,11 @@ LOOK_TRIES = 3
 # 14 blocks more than 1 mm; each pushed back alone shoved the others, and the tower fell): they
 # are left, and the turn goes on with the tower as it is. One or two are riders, put back.
 RESTORE_NEIGHBOURS = 2
+# A block let go and put back whose slot then reads empty still sticks out at the front, further
+# than the cameras (which see the back ends) can read its recessed back face: it is pushed home
+# again from the front, the fingertip coming in from this far out (m) and feeling for its face
+# (make play seed 1: layer 12 slot 0 left so, read empty, and the next move's pull met it).
+LOST_OUT_M = PUSH_THROUGH + 0.02
 
 
 class Player:
@@ -178,7 +183,7 @@ class Turn:
         block carried out of its slot and not put back is the rules' to judge."""
         look = self._look(blocks_moved)
         moved = self._restore_moved(before, look, let_go)
-        if moved:
+        if self._put_back_again(before, look, let_go) or moved:
             look = self._look(blocks_moved)
         changed = look.changed(set(before.tower.blocks()))
         if not changed:
@@ -192,6 +197,24 @@ class Turn:
                 fresh.jammed(key)
         self._tell_belief(look, fresh)
         return look, fresh
+
+    def _put_back_again(self, before: Look, look: Look, let_go: Slot) -> bool:
+        """Push the block let go home again when the look after its put-back reads its slot
+        empty (see LOST_OUT_M); whether it was pushed."""
+        if not before.occupancy.get(let_go) or look.occupancy.get(let_go, True) \
+                or self.player.options.allow_leave_displaced:
+            return False
+        try:
+            short = self.hands.restore(let_go, LOST_OUT_M, self.chooser.jam_n(let_go))
+        except PlanError as exc:
+            self._note(f"{slot_name(*let_go)} reads empty after it was put back and cannot be "
+                       f"reached to push it home again ({exc})")
+            return False
+        self._recovered(Recovery.PUT_BACK_AGAIN,
+                        f"{slot_name(*let_go)} read empty after it was put back: pushed home "
+                        f"again from the front" + (f", {short * 1000:.1f} mm short of home"
+                                                   if short > RESTORE_M else ""))
+        return True
 
     def _restore_moved(self, before: Look, look: Look, let_go: Slot) -> list[Slot]:
         """Push home each block seen moved toward the front (the end blocks are pulled by) by

@@ -41,6 +41,7 @@ class Recovery(StrEnum):
     LOOKED_AGAIN = "looked again"              # a look that read no tower, taken again
     TOWER_CHANGED = "went on with the tower as it is now"   # blocks moved by a let-go
     NEIGHBOUR_RESTORED = "put a moved neighbour back"
+    PUT_BACK_AGAIN = "put a let-go block back again"   # its slot read empty after the first
     FORCED_MOVE = "forced move"                # no block seemed to come out: the best one worked
     PLACED_ELSEWHERE = "placed elsewhere"      # a set-down that would not land, moved on
     SET_DOWN_AS_LANDED = "set down where it landed"   # every place missed: let go, not held

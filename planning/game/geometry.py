@@ -189,6 +189,18 @@ class TowerGeometry:
         return (np.array([-half, -half, 0.0]),
                 np.array([half, half, self.height(layers) + margin]))
 
+    def block_box(self, layer: int, slot: int, protrusion: float) -> tuple[np.ndarray, np.ndarray]:
+        """Tower-frame corners (low, high) of the block at (layer, slot) slid `protrusion` along
+        its layer's axis (toward its +1 end), as `box` and `to_tower` measure: from the leaning
+        axis."""
+        centre = self.slot_centre(layer, slot)
+        half = np.full(3, self.block_width / 2.0)
+        along = 1 - across_index(layer)
+        half[along] = self.block_length / 2.0
+        half[2] = self.block_height / 2.0
+        centre[along] += protrusion
+        return centre - half, centre + half
+
     def to_tower(self, points: np.ndarray) -> np.ndarray:
         """World points (N, 3) in the tower frame, measured from its leaning axis (as the blocks'
         poses are): the keep-out box leans with the tower. Upright, it stood about 2 mm proud of the

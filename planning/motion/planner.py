@@ -15,6 +15,8 @@ Each begins at the joints the arm is at (`q_start`), so a plan can be run as it 
 
 from __future__ import annotations
 
+import functools
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from functools import reduce
 
@@ -51,6 +53,16 @@ class _Contact:
     fine_margin: float | None = FINGER_MARGIN
 
 
+def _works_block(plan):
+    """A plan for a move that works the block at (layer, slot), its arguments after the start
+    joints: the tool may go where that block sticks out."""
+    @functools.wraps(plan)
+    def planned(self, q_start, layer, slot, *args, **kwargs):
+        with self.working_on(layer, slot):
+            return plan(self, q_start, layer, slot, *args, **kwargs)
+    return planned
+
+
 class MotionPlanner:
     """Plans against the cell's nominal geometry; measured block offsets come in as arguments."""
 
@@ -58,14 +70,42 @@ class MotionPlanner:
         self.cell = cell
         self.arm = arm or ArmModel(cell)
         self.tower = TowerGeometry.from_cell(cell)
+        self.sticking_out: dict[tuple[int, int], float] = {}
+        self._working: list[tuple[int, int]] = []
         self.checker = CollisionChecker(self.arm, self.tower)
         self.level_grip = self.held_block((0.0, 0.0, 1.0))
         self.limits = (self.arm.q_min, self.arm.q_max, self.cell.arm.speed_max)
 
-    def set_tower(self, tower: TowerGeometry) -> None:
-        """Plan against the tower where it really stands (as perceived), not the nominal one."""
+    def set_tower(self, tower: TowerGeometry,
+                  sticking_out: dict[tuple[int, int], float] | None = None) -> None:
+        """Plan against the tower where it really stands (as perceived), not the nominal one, and
+        the blocks that stick out of it (`sticking_out`: along each one's layer axis, m), which
+        every move keeps clear of but those that work that block (`working_on`)."""
         self.tower = tower
-        self.checker = CollisionChecker(self.arm, tower)
+        self.sticking_out = dict(sticking_out or {})
+        self._checker()
+
+    def block_moved(self, slot: tuple[int, int], protrusion: float) -> None:
+        """A move put the block at `slot` `protrusion` out along its layer's axis (m; 0: home)
+        since the tower was last seen."""
+        self.sticking_out[slot] = protrusion
+        self._checker()
+
+    @contextmanager
+    def working_on(self, layer: int, slot: int):
+        """Plans, while in this, for moves that work the block at (layer, slot): the tool may go
+        where it sticks out (the fingertip pushes it, the fingers close on it, back off it)."""
+        self._working.append((layer, slot))
+        self._checker()
+        try:
+            yield
+        finally:
+            self._working.pop()
+            self._checker()
+
+    def _checker(self) -> None:
+        self.checker = CollisionChecker(self.arm, self.tower, {
+            k: v for k, v in self.sticking_out.items() if k not in self._working})
 
     def straight(self, q_start: np.ndarray, frame: str, displacement: np.ndarray, *,
                  tower_layers: float, speed: float = APPROACH_SPEED, exempt: tuple[str, ...] = (),
@@ -88,6 +128,7 @@ class MotionPlanner:
 
     # --- push ---------------------------------------------------------------------------------
 
+    @_works_block
     def push(self, q_start: np.ndarray, layer: int, slot: int, depth: float, *, tower_layers: int,
              end: int | None = None, protrusion: float = 0.0, speed: float = 0.002,
              guard_n: float | None = None, retreat: bool = True, shift: float = 0.0,
@@ -117,6 +158,9 @@ class MotionPlanner:
         work = _Contact(tower_layers, CONTACT_MARGIN, exempt=("probe",))
         errors = []
         what = f"cannot push layer {layer} slot {slot} from its {'+' if end > 0 else '-'} end"
+        if depth + protrusion < 0.0:
+            raise PlanError(f"{what}: its face stands {-protrusion * 1000:.1f} mm in, already "
+                            f"past the push's end {depth * 1000:.1f} mm in")
         try:
             candidates = self._push_candidates(q_start, direction, start, work)
         except PlanError as exc:
@@ -146,6 +190,7 @@ class MotionPlanner:
 
     # --- pull ---------------------------------------------------------------------------------
 
+    @_works_block
     def pull(self, q_start: np.ndarray, layer: int, slot: int, protrusion: float, *,
              tower_layers: int, end: int | None = None, shift: float = 0.0,
              rise: float = 0.0, guard_n: float | None = None) -> MotionPlan:

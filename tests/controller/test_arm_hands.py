@@ -50,6 +50,7 @@ class RecordingArm:
         self.guarded = []         # (times, guard) of every guarded move
         self.running = None       # a move started without waiting, and how it goes
         self.pull_trip_at = 0.25  # how far along a pull move a trip comes (share of its samples)
+        self.touch_at = 1 / 3     # and along any other guarded move `stop_when` trips
         self.pull_axis = None     # the last pull's guard direction
         self.slid = []            # (start, end) joint positions of each slide back under the pull's guard
         self.slide_trips = []     # wrist traces of slide backs that stop a third of the way in
@@ -138,7 +139,7 @@ class RecordingArm:
         trips = guard is not None and self.stop_when(guard)
         if trips:       # the wrist's reading while it ran, ending at the touch
             self.samples = [(self.time, np.zeros(6)), (self.time + 0.004, self.wrench.copy())]
-        self.q = np.array(positions[len(positions) // 3 if trips else -1], float)
+        self.q = np.array(positions[int(len(positions) * self.touch_at) if trips else -1], float)
         self.time += float(times[-1])
         self.calls.append(("follow", guard is not None))
         return MotionResult(MotionOutcome.GUARD if trips else MotionOutcome.DONE, 1, self.time,
@@ -923,3 +924,47 @@ def test_a_retreat_the_straight_planner_cannot_plan_backs_the_way_it_came(
     began = planner.arm.fk(plan.step("approach").trajectory.start, plan.frame).t
     assert np.linalg.norm(planner.arm.fk(arm.q, plan.frame).t - began) < 1e-4
     assert arm.calls[-1] == ("follow", False)
+
+
+def test_a_probe_at_a_face_deep_in_its_hole_pushes_past_it_and_backs_out(planner, default_cell):
+    """A block out 9 mm at the front stands 9 mm in at the back, where it is probed: the push goes
+    PROBE_DEPTH past that face, and the withdrawal takes the fingertip back out of the tower (a
+    seed-12 game's probe there was planned to the face's plane, went nowhere, and left the
+    fingertip in the tower: every later plan started in collision)."""
+    from controller.turn.arm_hands import PROBE_DEPTH
+    from planning.motion.contact_geometry import CONTACT_MARGIN
+    arm = RecordingArm(planner.arm.home)
+    hands = arm_hands(planner, default_cell, arm)
+    front = planner.tower.front_end(7)
+    hands.obs = observation([(7, 1, (0.0, 0.0, 97.5))])
+    hands.obs.blocks[0] = replace(hands.obs.blocks[0], protrusion=0.009 * front)
+    hands.probe((7, 1), 0.5)
+    plan = hands._at_block[1]
+    into = front * planner.tower.axis(7)
+    tip = [planner.arm.fk(q, plan.frame).t for q in (plan.step("push").trajectory.start,
+                                                     plan.step("push").trajectory.end)]
+    assert (tip[1] - tip[0]) @ into > PROBE_DEPTH
+    hands.withdraw()
+    assert not planner.checker.contacts(arm.q, 19, CONTACT_MARGIN)
+
+
+def test_the_moves_that_work_a_pushed_out_block_may_go_where_it_sticks_out(planner, default_cell):
+    """Pushed through, a block sticks out at the front and every other move keeps clear of it;
+    the moves that work it do not: fingers that met it back off from within where it sticks out
+    (a seed-12 game stopped on "cannot plan the straight move 'grasp_back_off': fingers 2 mm
+    into the tower" when they did), and once taken it is no obstacle."""
+    arm = RecordingArm(planner.arm.home, stop_when=lambda guard: guard[1] == GRASP_GUARD_N)
+    arm.wrench = np.array([0.0, 0.0, -2.0, -0.04, 0.0, 0.0])
+    arm.touch_at = 0.9          # the fingers already around the block's end
+    hands = arm_hands(planner, default_cell, arm)
+    hands.push_through((7, 1), 3.0)
+    assert abs(planner.sticking_out[(7, 1)]) > PUSH_THROUGH - 0.002
+    assert (7, 1) in planner.checker.sticking_out
+    pulled = hands.pull((7, 1))
+    assert pulled.gave_up is GaveUp.APPROACH and len(pulled.touches) >= 2   # backed off, again
+    hands.restore((7, 1), PUSH_THROUGH, 3.0)
+    assert (7, 1) not in planner.checker.sticking_out        # pushed home
+    hands.push_through((7, 1), 3.0)
+    arm.stop_when = lambda guard: False
+    assert hands.pull((7, 1)).came
+    assert (7, 1) not in planner.checker.sticking_out        # in the fingers

@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from controller.solo import SoloResult, play_game
 from controller.turn.hands import GaveUp
-from controller.turn.procedure import LOOK_TRIES, TAKE_SLACK_M, Player
+from controller.turn.procedure import LOOK_TRIES, LOST_OUT_M, TAKE_SLACK_M, Player
 from controller.turn.report import NoMoveError, Phase, Recovery, TurnError
 from perception.observation import PerceptionError
 from controller.wording import slot_name
@@ -225,6 +225,39 @@ def test_a_tower_that_changed_while_a_block_was_put_back_is_played_as_it_is_now(
     # and the rules judge the move against the tower the turn began with: a block carried out
     # of its slot and not put back makes it illegal
     assert not report.legal and "layer 17 slot 2 (seen empty)" in report.error
+
+
+@pytest.mark.parametrize("second_works", [True, False])
+def test_a_let_go_block_read_empty_after_its_put_back_is_pushed_home_again(second_works):
+    """Its back face too deep in its hole for the cameras (make play seed 1: layer 12 slot 0, and
+    the next move's pull met it): pushed home again from the front, the fingertip coming from
+    further out, and seen again before the turn touches another block."""
+    fresh = TowerState.fresh()
+    let_go = []
+
+    def pull(source):
+        if not let_go:
+            let_go.append(source)
+            return GaveUp.APPROACH
+        return None
+    p, hands = player(script=Script(pull=pull))
+    restore = hands.restore
+
+    def restoring(source, travel_m, jam_n):
+        if let_go and source == let_go[0]:
+            lost = travel_m < LOST_OUT_M or not second_works
+            hands.tower = fresh.without(*source) if lost else fresh
+        return restore(source, travel_m, jam_n)
+    hands.restore = restoring
+    report = p.play(1)
+    again = ("restore", let_go[0], round(LOST_OUT_M, 6))
+    assert again in hands.steps
+    assert hands.steps[hands.steps.index(again) + 1] == ("look",)
+    kinds_seen = [r["kind"] for r in report.recoveries]
+    assert Recovery.PUT_BACK_AGAIN in kinds_seen
+    # seen home, the turn goes on as if nothing happened; still empty, with the tower as it is
+    assert (Recovery.TOWER_CHANGED in kinds_seen) is not second_works
+    assert report.legal is second_works
 
 
 def test_a_neighbour_the_let_go_carried_out_is_put_back_before_the_turn_goes_on():

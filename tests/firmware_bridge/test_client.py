@@ -54,8 +54,10 @@ def ready(client):
 
 
 def ramp(client, delta, duration=1.0, n=40):
-    """A straight move by `delta` from where the arm is."""
-    start = np.array(client.telemetry().q)
+    """A straight move by `delta` from where the arm is commanded to be (the device checks a
+    move's start against its set-point; the measured joints may still be settling after the home,
+    and on a loaded machine were once off by more than the start tolerance)."""
+    start = np.array(client.telemetry().q_set)
     times = np.linspace(0.0, duration, n)
     return times, start + np.outer(np.linspace(0, 1, n), delta)
 

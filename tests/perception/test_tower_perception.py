@@ -221,3 +221,27 @@ def test_a_block_one_camera_reads_first_lies_where_its_layer_lies(default_cell):
         along, cameras = _read(perception, TowerEstimator(perception.model, perception.cameras),
                                one, (11, 1))
         assert len(cameras) == 1 and abs(along) < 3e-4, (name, along)
+
+
+def test_blocks_sticking_far_out_at_the_seen_end_are_read_in_their_slots(default_cell):
+    """A block 20-30 mm out toward the cameras (pushed from the front) whose marker both cameras
+    read is in its slot, sticking out as far as it does: read as empty, it was left out of the
+    tower the arm keeps clear of."""
+    import hardware.sim  # noqa: F401
+    from hardware.sim.ground_truth import GroundTruth
+    from hardware.sim.scenes import shift_block
+    from hardware.sim.world import SimWorld
+    from planning.game.geometry import TowerGeometry
+    tower = TowerGeometry.from_cell(default_cell)
+    world = SimWorld(default_cell, 1)
+    truth = GroundTruth(world)
+    moved = {(layer, slot): -tower.front_end(layer) * out
+             for layer, slot, out in ((12, 2, 0.03), (15, 1, 0.02), (17, 0, 0.03))}
+    for (layer, slot), out in moved.items():
+        shift_block(world, truth.block_at(layer, slot), out)
+    obs = Perception(default_cell).observe(frames_of(world)).observation
+    world.close()
+    for key, out in moved.items():
+        seen = obs.block_at(*key)
+        assert obs.occupancy[key] and seen is not None, key
+        assert seen.protrusion == pytest.approx(out, abs=0.0015), key

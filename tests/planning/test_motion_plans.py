@@ -522,3 +522,64 @@ def test_a_retrace_from_off_the_path_it_came_by_is_refused(planner, joint):
                         label="retreat")
     with pytest.raises(PlanError, match="not on the path"):
         retrace(planner, planner.arm.home, probe.frame, came_by, direction, tower_layers=TALL)
+
+
+def _clear_of_the_tower(planner, plan, layers, exempt=()):
+    """Every configuration of `plan`'s moves before it holds a block, checked as the planner
+    checks a move at the tower (the fingers to their fine margin)."""
+    from planning.motion.contact_geometry import FINGER_MARGIN
+    for move in plan.moves:
+        if move.label in ("pull", "squeeze", "pull_out"):
+            break
+        for q in move.trajectory.positions:
+            if planner.checker.contacts(q, layers, CONTACT_MARGIN, exempt,
+                                        fine_margin=FINGER_MARGIN):
+                return False
+    return True
+
+
+def test_a_block_sticking_out_is_kept_clear_of_by_every_move_but_its_own(default_cell):
+    """A block left 30 mm out at the front is an obstacle (make play seed 1: a pull beside one met
+    it and the arm stopped on a 200 N fault); the move that works it may go where it sticks out,
+    and once it is pushed home the tower is as before."""
+    planner = MotionPlanner(default_cell)
+    layer = 7
+    out = planner.tower.front_end(layer) * 0.03
+    nominal = planner.pull(planner.arm.home, layer, 1, PUSH_THROUGH, tower_layers=TALL)
+    planner.set_tower(planner.tower, {(layer, 0): out})
+    assert not _clear_of_the_tower(planner, nominal, TALL)      # the old way in meets it
+    try:
+        beside = planner.pull(planner.arm.home, layer, 1, PUSH_THROUGH, tower_layers=TALL)
+    except PlanError:
+        beside = None                     # no way in beside it: the block is not worked
+    if beside is not None:
+        assert _clear_of_the_tower(planner, beside, TALL)
+    own = planner.pull(planner.arm.home, layer, 0, 0.03, tower_layers=TALL)
+    assert own.held is not None
+    assert planner.checker.sticking_out == {(layer, 0): out}    # kept after its own plan
+    planner.block_moved((layer, 0), 0.0)
+    assert planner.checker.sticking_out == {}
+    assert _clear_of_the_tower(planner, nominal, TALL)
+
+
+def test_a_block_box_is_where_its_end_faces_are(planner):
+    tower = planner.tower
+    for layer, slot, out in ((6, 0, 0.02), (7, 2, -0.03)):
+        low, high = tower.block_box(layer, slot, out)
+        for end in (1, -1):
+            face = tower.to_tower(tower.end_face_centre(layer, slot, end, end * out)[None, :])[0]
+            assert np.all(face >= low - 1e-9) and np.all(face <= high + 1e-9)
+            along = 0 if layer_axis(layer) == "x" else 1
+            assert face[along] == pytest.approx(high[along] if end > 0 else low[along])
+
+
+def test_a_push_never_goes_backwards(planner):
+    """A push is planned to a depth inside the tower's face; a face that stands deeper in already
+    is refused, not pushed on backwards (a probe at a face 9 mm in went 2 mm back out)."""
+    plan = planner.push(planner.arm.home, 7, 1, 0.005, tower_layers=TALL, protrusion=-0.004)
+    push = plan.step("push").trajectory
+    direction = -planner.tower.front_end(7) * -planner.tower.axis(7)   # into, from the back
+    travel = planner.arm.fk(push.end, plan.frame).t - planner.arm.fk(push.start, plan.frame).t
+    assert travel @ direction == pytest.approx(0.003, abs=2e-4)
+    with pytest.raises(PlanError, match="already past"):
+        planner.push(planner.arm.home, 7, 1, 0.005, tower_layers=TALL, protrusion=-0.009)
