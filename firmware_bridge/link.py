@@ -20,6 +20,10 @@ from firmware_bridge.messages import Event, EventKind, Message, MessageError, de
 
 DEFAULT_BAUD = 1_000_000
 READ_CHUNK = 4096
+# A write may wait this long for room in the port, or as long as the link's silence limit if
+# longer: a simulated cell its machine kept from running for 2 s filled its pty, and a 0.5 s wait
+# called the port closed (a busy machine plays slower, never stops).
+WRITE_TIMEOUT_S = 0.5
 
 
 @dataclass
@@ -54,7 +58,7 @@ class SerialLink:
         self._synced = False
         try:
             self._port = serial.serial_for_url(url, baudrate=baudrate, timeout=0.01,
-                                               write_timeout=0.5)
+                                               write_timeout=max(WRITE_TIMEOUT_S, stall_s))
         except (serial.SerialException, OSError, ValueError) as exc:
             raise ConnectError(f"cannot open serial port {url!r}: {exc}. Is the arm (or `jenga-robot "
                                f"sim serve`) running, and is the path right?") from None
@@ -77,6 +81,7 @@ class SerialLink:
 
     def set_stall_limit(self, stall_s: float) -> None:
         self._stall_s = stall_s
+        self._port.write_timeout = max(WRITE_TIMEOUT_S, stall_s)
 
     def send(self, message: Message, seq: int | None = None) -> int:
         """Write one message; returns its sequence number."""

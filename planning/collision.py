@@ -144,7 +144,8 @@ class CollisionChecker:
         self.arm, self.tower = arm, tower
         self.sticking_out = {k: v for k, v in (sticking_out or {}).items()
                              if abs(v) >= STICKING_OUT_M}
-        self._out_boxes = [tower.block_box(*k, v) for k, v in sorted(self.sticking_out.items())]
+        self._out_boxes = [tower.sticking_out_box(*k, v)
+                           for k, v in sorted(self.sticking_out.items())]
 
     def contacts(self, q: np.ndarray, tower_layers: float, tower_margin: float,
                  exempt: tuple[str, ...] = (), held: HeldBlock | None = None,
@@ -192,7 +193,7 @@ class CollisionChecker:
         tower = segments_box_distance(starts, ends, low, high, at_least=at_least)
         for out_low, out_high in self._out_boxes:     # blocks sticking out are the tower too
             tower = np.minimum(tower, segments_box_distance(starts, ends, out_low, out_high,
-                                                            at_least=at_least))
+                                                            at_least=np.minimum(at_least, tower)))
         tower = tower - radii[checked]
         labels = [(name, "tower") for name, c in zip(names, checked) if c]
         table = np.minimum(caps.starts[..., 2], caps.ends[..., 2]) - radii

@@ -25,6 +25,7 @@ from perception.observation import PerceptionError, TowerObservation
 from planning.looseness import ProbeOutcome
 from planning.motion.paces import guarded_pace, retreat_pace
 from planning.motion.contact_geometry import PUSH_THROUGH
+from planning.collision import STICKING_OUT_M
 from planning.motion.planner import MotionPlanner
 from planning.motion.retrace import retrace
 from planning.motion.plans import ForceGuard, MotionPlan, MoveStep, PlanError
@@ -66,6 +67,7 @@ class ArmHands(ArmPlacing, ArmPulling):
         self.block_width = link.cell.blocks.width.mean
         self.grip = HeldBlockWatch(self.arm, self.block_width)   # the fingers on a pulled block
         self.obs: TowerObservation | None = None      # the last look
+        self._ids: dict[Slot, int] = {}    # the block last seen in each slot the planner knows of
         self.layers = link.cell.blocks.layers         # the tower's layers at the last look
         self._at_block: tuple[Slot, MotionPlan] | None = None   # a probe's fingertip at its block
         self._pull: MotionPlan | None = None          # the pull that holds the block
@@ -102,12 +104,34 @@ class ArmHands(ArmPlacing, ArmPulling):
             obs = self.link.observe().observation
         if obs.fell:
             raise TowerFellError("the tower has fallen")
-        self.planner.set_tower(self.planner.tower.measured(obs.pose), obs.protrusions())
+        self.planner.set_tower(self.planner.tower.measured(obs.pose), self._sticking_out(obs))
         self.obs = obs
         self._felt.clear()        # what the fingers felt was of the tower before this look
         seen = look_from(obs, blocks_moved)
         self.layers = seen.tower.top_layer + 1
         return seen
+
+    def _sticking_out(self, obs: TowerObservation) -> dict[Slot, float]:
+        """Where the blocks stand along their layers' axes, for the planner to keep clear of: as
+        `obs` sees them, and where the hands last knew those out of their slots that it reads as
+        empty slots and sees nowhere else. A block out at the front shows the cameras (which
+        see the back ends) a face too deep in its hole to read: in a seed-1 match one let go so
+        was read as an empty slot, and the next pull beside it met it (a 200 N fault)."""
+        seen = {b.block for b in obs.blocks} | set(obs.out_of_place) | set(obs.on_table)
+        kept = {}
+        for key, along in self.planner.sticking_out.items():
+            if abs(along) < STICKING_OUT_M or obs.occupancy.get(key, False) \
+                    or key[0] > obs.top_layer or self._ids.get(key) in seen:
+                continue
+            kept[key] = along
+        self._ids = {k: v for k, v in self._ids.items() if k in kept}
+        self._ids.update({(b.layer, b.slot): b.block for b in obs.blocks})
+        return {**kept, **obs.protrusions()}
+
+    def _stands(self, source: Slot) -> float | None:
+        """Where the block at `source` stands along its layer's axis (m, its centre) as the hands
+        know it: the last look and their own moves since; None if neither told."""
+        return self.planner.sticking_out.get(source)
 
     def watch(self, released_at: float, window_s: float, blocks_moved: int) -> Look | None:
         settled = watch_settling(self.link, released_at, window_s)
@@ -192,16 +216,21 @@ class ArmHands(ArmPlacing, ArmPulling):
 
     @works_block
     def restore(self, source: Slot, travel_m: float, jam_n: float) -> float:
-        """Push a block back from the front by as far as it was moved; returns how far short of
-        that the block stopped (m; the tool's shortfall and the fingertip's spring)."""
+        """Push a block back from the front by `travel_m` from where it stands (as the hands know:
+        the look and their moves since; a block neither tells of, `travel_m` out of its slot);
+        returns how far short of that the block stopped (m; the tool's shortfall and the
+        fingertip's spring). Aimed at the look's face, a neighbour the look saw carried out
+        was pushed to where it already stood."""
         self.withdraw()
         layer, slot = source
         front = self.planner.tower.front_end(layer)
-        was = end_protrusion(self.obs, source, front)
+        stands = self._stands(source)
+        now = front * stands if stands is not None else travel_m     # its front face (m out)
+        home = now - travel_m
         seen = seen_offset(self.planner.tower, self.obs, source)
         def push_at(shift: float) -> MotionPlan:
-            return self.planner.push(self.moves.q(), layer, slot, -was, tower_layers=self.layers,
-                                     end=front, protrusion=was + travel_m, speed=PUSH_SPEED,
+            return self.planner.push(self.moves.q(), layer, slot, -home, tower_layers=self.layers,
+                                     end=front, protrusion=now, speed=PUSH_SPEED,
                                      guard_n=jam_n, retreat=False, gentle_approach=True,
                                      shift=shift, rise=seen["rise"])
 
@@ -225,7 +254,7 @@ class ArmHands(ArmPlacing, ArmPulling):
         # out than the tool
         spring = self._tip_give(result.force_n) if result.outcome is MotionOutcome.GUARD else 0.0
         short = float(np.linalg.norm(self._left_of(plan, step))) + spring
-        self.planner.block_moved(source, front * (was + short))
+        self.planner.block_moved(source, front * (home + short))
         self._retreat(plan, "restore_retreat")
         return short
 

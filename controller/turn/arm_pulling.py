@@ -64,7 +64,8 @@ MOTION_SEEN_S = 0.02
 
 class ArmPulling:
     """Pulling, for `ArmHands`: it runs on the hands' `moves`, `planner`, `link`, `arm`, `grip`,
-    `obs`, `layers`, `_felt`, and their `withdraw`, `_follow_recording` and `_follow_sampled`; it
+    `obs`, `layers`, `_felt`, and their `withdraw`, `_stands`, `_follow_recording` and
+    `_follow_sampled`; it
     leaves the held block's pull plan in `_pull` for the place."""
 
     @works_block
@@ -90,6 +91,10 @@ class ArmPulling:
         else:
             if drawn.gave_up is not GaveUp.SLIP:       # still in the fingers
                 slid = self._slide_back(pull, into, drawn.drawn_m)
+            stands = self._stands(source)
+            if stands is not None:      # drawn further out than it stood, less the slide back
+                front = self.planner.tower.front_end(source[0])
+                self.planner.block_moved(source, stands + front * max(drawn.drawn_m - slid, 0.0))
             self.moves.open_fully()
             self._back_off(pull.frame, into, "let_go", gentle=True)
         return replace(drawn, touches=touches, slid_back_m=slid)

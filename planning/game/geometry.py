@@ -189,16 +189,17 @@ class TowerGeometry:
         return (np.array([-half, -half, 0.0]),
                 np.array([half, half, self.height(layers) + margin]))
 
-    def block_box(self, layer: int, slot: int, protrusion: float) -> tuple[np.ndarray, np.ndarray]:
-        """Tower-frame corners (low, high) of the block at (layer, slot) slid `protrusion` along
-        its layer's axis (toward its +1 end), as `box` and `to_tower` measure: from the leaning
-        axis."""
+    def sticking_out_box(self, layer: int, slot: int, protrusion: float
+                         ) -> tuple[np.ndarray, np.ndarray]:
+        """Tower-frame corners (low, high) of the part of the block at (layer, slot) that stands
+        out of the tower's box, slid `protrusion` along its layer's axis (toward its +1 end), as
+        `box` and `to_tower` measure: from the leaning axis."""
         centre = self.slot_centre(layer, slot)
-        half = np.full(3, self.block_width / 2.0)
+        half = np.array([self.block_width, self.block_width, self.block_height]) / 2.0
         along = 1 - across_index(layer)
-        half[along] = self.block_length / 2.0
-        half[2] = self.block_height / 2.0
-        centre[along] += protrusion
+        face = np.sign(protrusion) * self.block_length / 2.0
+        centre[along] = face + protrusion / 2.0
+        half[along] = abs(protrusion) / 2.0
         return centre - half, centre + half
 
     def to_tower(self, points: np.ndarray) -> np.ndarray:

@@ -51,6 +51,7 @@ class _Contact:
     exempt: tuple[str, ...] = ()
     held: HeldBlock | None = None
     fine_margin: float | None = FINGER_MARGIN
+    every_block: bool = False    # the worked blocks' sticking-out parts too (transit paths)
 
 
 def _works_block(plan):
@@ -72,7 +73,7 @@ class MotionPlanner:
         self.tower = TowerGeometry.from_cell(cell)
         self.sticking_out: dict[tuple[int, int], float] = {}
         self._working: list[tuple[int, int]] = []
-        self.checker = CollisionChecker(self.arm, self.tower)
+        self._checker()
         self.level_grip = self.held_block((0.0, 0.0, 1.0))
         self.limits = (self.arm.q_min, self.arm.q_max, self.cell.arm.speed_max)
 
@@ -104,8 +105,10 @@ class MotionPlanner:
             self._checker()
 
     def _checker(self) -> None:
-        self.checker = CollisionChecker(self.arm, self.tower, {
-            k: v for k, v in self.sticking_out.items() if k not in self._working})
+        self._every_block = CollisionChecker(self.arm, self.tower, self.sticking_out)
+        self.checker = self._every_block if not self._working else CollisionChecker(
+            self.arm, self.tower,
+            {k: v for k, v in self.sticking_out.items() if k not in self._working})
 
     def straight(self, q_start: np.ndarray, frame: str, displacement: np.ndarray, *,
                  tower_layers: float, speed: float = APPROACH_SPEED, exempt: tuple[str, ...] = (),
@@ -360,7 +363,10 @@ class MotionPlanner:
                                           fine_margin=FINGER_MARGIN)
             if found:
                 raise PlanError(f"transit {what} is in collision: {describe(found)}")
-        wide = _Contact(tower_layers, TRANSIT_MARGIN, held=held, fine_margin=None)
+        # The path keeps clear of every block that sticks out, the one a move works too (its
+        # ends, approach poses, may be near it: `_near` lets them be).
+        wide = _Contact(tower_layers, TRANSIT_MARGIN, held=held, fine_margin=None,
+                        every_block=True)
         path = None
         # A search has a fixed budget and a fixed random stream: in a seed-2 game the carry of a
         # block from layer 7 to layer 22 found no path, and the turn stopped with the block held.
@@ -499,7 +505,8 @@ class MotionPlanner:
                                      contact.held, contact.fine_margin)
 
     def _clear_many(self, qs, contact: _Contact) -> np.ndarray:
-        return self.checker.clear_many(qs, contact.tower_layers, contact.margin, contact.exempt,
+        checker = self._every_block if contact.every_block else self.checker
+        return checker.clear_many(qs, contact.tower_layers, contact.margin, contact.exempt,
                                        contact.held, contact.fine_margin)
 
     @staticmethod

@@ -968,3 +968,58 @@ def test_the_moves_that_work_a_pushed_out_block_may_go_where_it_sticks_out(plann
     arm.stop_when = lambda guard: False
     assert hands.pull((7, 1)).came
     assert (7, 1) not in planner.checker.sticking_out        # in the fingers
+
+
+def _seen(obs, hands, blocks_moved=0):
+    hands.link.seen = obs
+    return hands.look(blocks_moved, again=True)
+
+
+def _tower_obs(blocks, empty=()):
+    """`observation` of a 7-layer tower, every slot full but `empty`, `blocks` read."""
+    full = {(layer, slot): (layer, slot) not in empty for layer in range(1, 8) for slot in range(3)}
+    return observation(blocks, full)
+
+
+def test_a_block_out_at_the_front_the_next_look_reads_as_empty_stays_an_obstacle(planner,
+                                                                                default_cell):
+    """Its back face too deep in its hole to read, a block out at the front is an empty slot to
+    the cameras, not to the hands: it stays where they last knew it until a look sees it, or sees
+    it elsewhere (make play seed 1: a pull beside such a block met it, a 200 N fault)."""
+    hands = arm_hands(planner, default_cell, RecordingArm(planner.arm.home))
+    out = planner.tower.front_end(7) * 0.021
+    blocks = [(7, 0, (0.0, 0.0, 97.5)), (7, 1, (0.0, 0.0, 97.5)), (6, 1, (0.0, 0.0, 82.5))]
+    first = _tower_obs(blocks)
+    first.blocks[1] = replace(first.blocks[1], protrusion=out)
+    _seen(first, hands)
+    assert planner.checker.sticking_out == {(7, 1): out}
+    unread = _tower_obs([blocks[0], None, blocks[2]], empty=[(7, 1)])
+    _seen(unread, hands)
+    assert planner.checker.sticking_out == {(7, 1): out}     # kept, look after look
+    _seen(unread, hands)
+    assert planner.checker.sticking_out == {(7, 1): out}
+    elsewhere = _tower_obs([blocks[0], None, blocks[2]], empty=[(7, 1)])
+    elsewhere.on_table.append(1)                             # block 1 lies on the table
+    _seen(elsewhere, hands)
+    assert planner.checker.sticking_out == {}
+
+
+def test_a_neighbour_seen_carried_out_is_pushed_home_from_where_it_was_seen(planner, default_cell,
+                                                                           monkeypatch):
+    """The look after a let-go saw it 5 mm out: the put-back comes to its face there and pushes
+    it 5 mm, home (it was planned to end where the face already stood, and pushed nothing)."""
+    hands = arm_hands(planner, default_cell, RecordingArm(planner.arm.home))
+    front = planner.tower.front_end(7)
+    obs = _tower_obs([(7, 1, (0.0, 0.0, 97.5))])
+    obs.blocks[0] = replace(obs.blocks[0], protrusion=front * 0.005)
+    _seen(obs, hands)
+    asked, push = [], planner.push
+    monkeypatch.setattr(planner, "push", lambda q, layer, slot, depth, **kw: (
+        asked.append((depth, kw["protrusion"])), push(q, layer, slot, depth, **kw))[1])
+    hands.restore((7, 1), 0.005, 3.0)
+    assert asked[0] == pytest.approx((0.0, 0.005))          # from its face 5 mm out, to home
+    assert planner.sticking_out[(7, 1)] == pytest.approx(0.0)
+    # a block the hands know nothing of stands as far out as it was moved
+    asked.clear()
+    hands.restore((9, 2), 0.03, 3.0)
+    assert asked[0] == pytest.approx((0.0, 0.03))
