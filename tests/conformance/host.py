@@ -13,7 +13,11 @@ import serial
 from firmware_bridge import messages as m
 from firmware_bridge.framing import Frame, FrameDecoder
 
-ANSWER_S = 0.5          # wall time a device gets to answer one command (the host's limit is 80 ms)
+# Wall time a device gets to answer one command. The product's host allows 80 ms of device time
+# (the link bench measures it); this suite checks what a device answers, not how fast, and its
+# built-in devices share the machine with the parallel suite: a reference device's thread once
+# waited past 0.5 s for a core.
+ANSWER_S = 2.0
 HEARTBEAT_S = 0.05
 
 
