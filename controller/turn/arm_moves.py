@@ -10,7 +10,7 @@ from typing import Callable
 
 import numpy as np
 
-from controller.turn.report import TurnError
+from controller.turn.report import HeldTurned, TurnError
 from firmware_bridge.client import ArmClient, MotionResult
 from firmware_bridge.errors import ArmError
 from planning.motion.planner import MotionPlanner
@@ -170,12 +170,11 @@ class HeldBlockWatch:
 
     def check_still_held(self) -> None:
         """Before the set-down: a block that turned in the fingers on the way up (seen in the
-        simulated cell: turned over, the fingers 3.6 mm further apart) would be set down across
-        the top of the tower. The turn stops instead, the block still held."""
+        simulated cell: turned over, the fingers 3.6 mm further apart) is not set down as
+        planned: `HeldTurned`, the block still held over the tower."""
         if self.width is None:
             return
         width = self.arm.telemetry().gripper_width_m
         if abs(width - self.width) > self.SLIP_M:
-            raise TurnError(f"the block turned in the gripper on the way to the top (the fingers "
-                            f"went from {self.width * 1000:.1f} to {width * 1000:.1f} mm apart); "
-                            f"it was not set down")
+            raise HeldTurned(f"the block turned in the gripper on the way to the top (the fingers "
+                             f"went from {self.width * 1000:.1f} to {width * 1000:.1f} mm apart)")

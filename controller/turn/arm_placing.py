@@ -117,7 +117,7 @@ class ArmPlacing:
                 # the align push met the block sooner than planned: back out from where it stopped
                 self._retreat(plan, "align_retreat", "align_", gentle=True)
                 continue
-            if step.label == "descend":
+            if step.label == "descend" and not as_landed:
                 self.grip.check_still_held()
             if step.guard is not None:
                 # the tool turned since the last tare; its weight would read as a push

@@ -18,8 +18,8 @@ from typing import Callable
 
 from controller.turn.checks import moved_out, outcome_problem
 from controller.turn.hands import GaveUp, Hands, Look, PlaceOrder, Pulled, Slot
-from controller.turn.report import (NoMoveError, Phase, PhaseClock, PlaceMissed, ProbeRecord,
-                                    Recovery, TowerFellError, TurnError, TurnReport)
+from controller.turn.report import (HeldTurned, NoMoveError, Phase, PhaseClock, PlaceMissed,
+                                    ProbeRecord, Recovery, TowerFellError, TurnError, TurnReport)
 from controller.wording import GAVE_UP_WHY, grasp_tries, slot_name
 from planning.looseness import LoosenessBelief, ProbeMemory
 from planning.motion.contact_geometry import PLACE_GUARD_N, PLACE_OVERHANG, PUSH_THROUGH
@@ -404,6 +404,10 @@ class Turn:
             try:
                 return target, self.hands.place(self._order(after, target, supported[target],
                                                              others))
+            except HeldTurned as exc:      # no other place would turn it back: down it goes
+                self._recovered(Recovery.SET_DOWN_AS_LANDED, f"{slot_name(*target)}: {exc}")
+                return target, self.hands.place(self._order(after, target, supported[target],
+                                                             others, as_landed=True))
             except (PlaceMissed, PlanError) as exc:    # lifted back, or no way there: held
                 missed.append(f"{slot_name(*target)}: {exc}")
                 self._recovered(Recovery.PLACED_ELSEWHERE, missed[-1])

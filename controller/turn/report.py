@@ -36,6 +36,12 @@ class PlaceMissed(TurnError):
     held over the tower (the turn tries another place)."""
 
 
+class HeldTurned(PlaceMissed):
+    """The block turned in the fingers on the way to the top: still held over the tower, not set
+    down (the turn lets it down where it lands, as it is held: trying other places would not
+    turn it back)."""
+
+
 class Recovery(StrEnum):
     """A surprise the turn met and got over, as the report names it."""
     LOOKED_AGAIN = "looked again"              # a look that read no tower, taken again

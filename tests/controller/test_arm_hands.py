@@ -18,7 +18,7 @@ from controller.turn.arm_placing import ALIGN_RESUMES, LANDED_HIGH_M, PLACE_RETR
 from controller.turn.checks import REGRASP_REACH
 from controller.turn.hands import PlaceOrder
 from controller.turn.hands import GaveUp
-from controller.turn.report import TowerFellError, TurnError
+from controller.turn.report import HeldTurned, TowerFellError, TurnError
 from firmware_bridge.client import MotionOutcome, MotionResult
 from firmware_bridge.errors import ArmTimeout
 from firmware_bridge.messages import Status
@@ -274,17 +274,21 @@ def test_a_push_home_stopped_short_goes_on_after_a_fresh_tare(planner, default_c
     assert (float(np.linalg.norm(reached[-1] - end)) < 1e-4) == (trips == 1)
 
 
-def test_a_block_that_turned_in_the_fingers_on_the_way_up_is_not_set_down(planner, default_cell):
+def test_a_block_that_turned_in_the_fingers_on_the_way_up_is_not_set_down_as_planned(
+        planner, default_cell):
     pull = planner.pull(planner.arm.home, 5, 0, 0.035, tower_layers=19)
     plan = planner.place(pull.q_end, 19, 2, pull.held)
     arm = RecordingArm(pull.q_end)
     hands = arm_hands(planner, default_cell, arm)
     hands.grip.check_held()                              # held at 25.0 mm after the pull
     arm.width = 0.0284
-    with pytest.raises(TurnError, match="turned in the gripper"):
+    with pytest.raises(HeldTurned, match="turned in the gripper"):
         hands.run_place(plan)
     assert ("gripper", default_cell.tool.stroke) not in arm.calls   # never released
     assert arm.calls.count(("follow", False)) == 1                  # the carry to the top only
+    # let down where it lands, as it is held: never kept, never dropped
+    hands.run_place(planner.place(arm.q, 19, 2, pull.held), as_landed=True)
+    assert ("gripper", default_cell.tool.stroke) in arm.calls
 
 
 def test_a_pull_that_drags_the_tower_lets_go_and_backs_away(planner, default_cell):

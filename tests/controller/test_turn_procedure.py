@@ -556,3 +556,24 @@ def test_the_steps_depend_on_the_outcomes_only(tower, policy, seed, loose_every,
             assert after[0] == "clear"
         if here[0] == "clear":
             assert after[0] == "watch"
+
+
+def test_a_block_turned_in_the_fingers_is_let_down_where_it_lands_at_once():
+    """No other place would turn it back: it is set down as it is held, on the first place, and
+    the window's look judges the move (a turn that stopped with it held conceded the round)."""
+    from controller.turn.report import HeldTurned
+    p, hands = player()
+    place = hands.place
+    orders = []
+
+    def turned(order):
+        orders.append(order)
+        if not order.as_landed:
+            raise HeldTurned("the block turned in the gripper on the way to the top")
+        return place(order)
+    hands.place = turned
+    report = p.play(1)
+    assert [o.as_landed for o in orders] == [False, True]
+    assert orders[0].target == orders[1].target == report.target
+    assert [r["kind"] for r in report.recoveries] == [Recovery.SET_DOWN_AS_LANDED]
+    assert report.phase is Phase.SETTLE
