@@ -160,13 +160,14 @@ class HeldBlockWatch:
         """Whether fingers stopped at this opening are on a block, not closed on air."""
         return width_m >= self.block_width / 2
 
-    def check_held(self) -> None:
+    def check_held(self) -> bool:
         """After a pull the gripper must hold a block: closed on nothing means the block did not
-        come out where planned, and carrying on would place air."""
+        come out where planned (it slipped out), and carrying on would place air."""
         width = self.arm.telemetry().gripper_width_m
         if not self.holds(width):
-            raise TurnError(f"the gripper closed to {width * 1000:.1f} mm: it holds no block")
+            return False
         self.width = width
+        return True
 
     def check_still_held(self) -> None:
         """Before the set-down: a block that turned in the fingers on the way up (seen in the

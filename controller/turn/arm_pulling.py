@@ -83,8 +83,11 @@ class ArmPulling:
                           touches=touches)
         drawn = self._draw(source, pull, into, insist)
         slid = 0.0
+        if drawn.came and not self.grip.check_held():
+            # drawn out, yet the fingers closed on nothing: it slipped out of them, like one that
+            # slips during the pull (a turn that stopped here conceded the round)
+            drawn = replace(drawn, gave_up=GaveUp.SLIP)
         if drawn.came:
-            self.grip.check_held()
             self._pull = pull
             self.planner.block_moved(source, 0.0)     # out of the tower: in the fingers
             self._check_standing()

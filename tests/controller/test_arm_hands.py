@@ -1027,3 +1027,21 @@ def test_a_neighbour_seen_carried_out_is_pushed_home_from_where_it_was_seen(plan
     asked.clear()
     hands.restore((9, 2), 0.03, 3.0)
     assert asked[0] == pytest.approx((0.0, 0.03))
+
+
+def test_fingers_closed_on_nothing_after_the_draw_let_the_block_go_as_slipped(planner, default_cell):
+    """Drawn out to its end, the pull finds the fingers closed on nothing: the block slipped out
+    of them. Given up like one that slips during the pull, fingers opened and backed off, for the
+    turn to look again: not a stopped turn, and no air carried to the top."""
+    arm = RecordingArm(planner.arm.home)
+    hands = arm_hands(planner, default_cell, arm)
+    draw = hands._draw
+
+    def slipped_at_the_end(*args, **kwargs):      # out of the fingers as the draw ended
+        drawn = draw(*args, **kwargs)
+        arm.width = 0.0
+        return drawn
+    hands._draw = slipped_at_the_end
+    pulled = hands.pull((7, 1))
+    assert pulled.gave_up is GaveUp.SLIP and not hands.holding
+    assert arm.calls[-2:] == [("gripper", default_cell.tool.stroke), ("follow", False)]
