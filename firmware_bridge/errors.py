@@ -57,13 +57,14 @@ class CommandRefused(ArmError):
 class DeviceFault(ArmError):
     """The device latched a fault and stopped. Clear it (clear_fault) and re-home before moving."""
 
-    def __init__(self, fault: int):
+    def __init__(self, fault: int, during: str = ""):
         from firmware_bridge.messages import Fault
         names = [f.name for f in Fault if f & fault] or [f"0x{fault:x}"]
         own = " (INTERNAL: the firmware met an error of its own, a firmware bug to report with " \
               "what the arm was doing)" if fault & Fault.INTERNAL else ""
-        super().__init__(f"device fault {'+'.join(names)}: the arm stopped{own}; clear the fault "
-                         f"and re-home before moving again")
+        when = f" during {during}" if during else ""
+        super().__init__(f"device fault {'+'.join(names)}{when}: the arm stopped{own}; clear the "
+                         f"fault and re-home before moving again")
         self.fault = fault
 
 

@@ -12,7 +12,7 @@ import numpy as np
 
 from controller.turn.report import HeldTurned, TurnError
 from firmware_bridge.client import ArmClient, MotionResult
-from firmware_bridge.errors import ArmError
+from firmware_bridge.errors import ArmError, DeviceFault
 from planning.motion.planner import MotionPlanner
 from planning.motion.plans import GripStep, MotionPlan, MoveStep
 from planning.motion.trajectory import JointTrajectory, time_path
@@ -108,22 +108,35 @@ class ArmMoves:
         if step.guard is not None:
             guard = (step.guard.direction, step.guard.threshold_n)
         self.check_halted(step.label)
-        if during is None:
-            result = self.arm.follow(traj.times, traj.positions, guard=guard)
-        else:
-            handle = self.arm.follow(traj.times, traj.positions, guard=guard, wait=False)
-            try:
-                during(self.arm.device_time(), traj)
-            except BaseException:
+        try:
+            if during is None:
+                result = self.arm.follow(traj.times, traj.positions, guard=guard)
+            else:
+                handle = self.arm.follow(traj.times, traj.positions, guard=guard, wait=False)
                 try:
-                    self.arm.stop()    # nothing moves on that nobody watches
-                except ArmError:
-                    pass               # the link's own failure is the one to tell
-                raise
-            result = self.arm.wait_motion(handle)
+                    during(self.arm.device_time(), traj)
+                except BaseException:
+                    try:
+                        self.arm.stop()    # nothing moves on that nobody watches
+                    except ArmError:
+                        pass               # the link's own failure is the one to tell
+                    raise
+                result = self.arm.wait_motion(handle)
+        except DeviceFault as fault:
+            raise DeviceFault(fault.fault, self._where(step.label)) from None
         self._timed(step.label, start)
         self.check_halted(step.label)
         return result
+
+    def _where(self, label: str) -> str:
+        """The move a fault stopped, and what the wrist read then (N, tool frame): what to look
+        into when a fault stops a turn."""
+        try:
+            force = np.asarray(self.arm.telemetry().wrench[:3], float)
+        except ArmError:
+            return f"the move '{label}'"
+        return (f"the move '{label}' (the wrist read {np.linalg.norm(force):.0f} N: "
+                f"{', '.join(f'{v:.0f}' for v in force)} in the tool's x, y, z)")
 
     def check_halted(self, label: str) -> None:
         reason = self._halted()

@@ -1045,3 +1045,24 @@ def test_fingers_closed_on_nothing_after_the_draw_let_the_block_go_as_slipped(pl
     pulled = hands.pull((7, 1))
     assert pulled.gave_up is GaveUp.SLIP and not hands.holding
     assert arm.calls[-2:] == [("gripper", default_cell.tool.stroke), ("follow", False)]
+
+
+def test_a_device_fault_says_which_move_it_stopped_and_what_the_wrist_read(planner, default_cell):
+    """Three full-pipeline games stopped on "device fault OVERLOAD" and nothing else: the move and
+    the wrist's reading say where to look."""
+    from firmware_bridge.errors import DeviceFault
+    from firmware_bridge.messages import Fault
+    arm = RecordingArm(planner.arm.home)
+    follow = arm.follow
+
+    def overloaded(times, positions, guard=None, wait=True):
+        if guard is not None:
+            arm.wrench = np.array([3.0, -4.0, 212.0, 0.0, 0.0, 0.0])
+            raise DeviceFault(Fault.OVERLOAD)
+        return follow(times, positions, guard, wait)
+    arm.follow = overloaded
+    hands = arm_hands(planner, default_cell, arm)
+    with pytest.raises(DeviceFault, match=r"OVERLOAD during the move 'push' \(the wrist read 212 "
+                                          r"N: 3, -4, 212 in the tool's x, y, z\)") as fault:
+        hands.probe((7, 1), 0.5)
+    assert fault.value.fault == Fault.OVERLOAD
