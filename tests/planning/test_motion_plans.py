@@ -590,3 +590,16 @@ def test_a_transit_keeps_clear_of_the_block_its_move_works(default_cell):
     between = qs[~_near(qs, qs[0], qs[-1])]
     every = CollisionChecker(planner.arm, planner.tower, out)
     assert len(between) and every.clear_many(between, TALL, TRANSIT_MARGIN).all()
+
+
+def test_near_its_ends_a_transit_keeps_the_margins_its_ends_keep(planner):
+    """The path's configurations near either end were not checked at all: each keeps at least the
+    contact margins the ends are held to."""
+    from planning.motion.contact_geometry import FINGER_MARGIN
+    from planning.motion.planner import _near
+    for layer, slot in ((3, 1), (12, 0), (17, 2)):
+        plan = planner.push(planner.arm.home, layer, slot, 0.005, tower_layers=TALL)
+        qs = plan.step("transit").trajectory.positions
+        near = qs[_near(qs, qs[0], qs[-1])]
+        assert planner.checker.clear_many(near, TALL, CONTACT_MARGIN,
+                                          fine_margin=FINGER_MARGIN).all()
