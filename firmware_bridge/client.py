@@ -93,11 +93,13 @@ class MotionResult:
 
 class ArmClient:
     def __init__(self, url: str, *, baudrate: int = DEFAULT_BAUD, stall_s: float = STALL_S,
-                 ack_timeout_s: float = ACK_TIMEOUT_S):
+                 ack_timeout_s: float = ACK_TIMEOUT_S,
+                 handshake_timeout_s: float = HANDSHAKE_TIMEOUT_S):
         self.url = url
         self._baudrate = baudrate
         self._stall_s = stall_s
         self._ack_timeout_s = ack_timeout_s
+        self._handshake_s = handshake_timeout_s
         self._cond = threading.Condition()
         self._command_lock = threading.Lock()
         self._link: SerialLink | None = None
@@ -133,10 +135,10 @@ class ArmClient:
         """Open the port and shake hands; raises ConnectError or VersionMismatchError."""
         self._error = None
         self._link = SerialLink(self.url, self._on_message, self._on_link_error,
-                                baudrate=self._baudrate, stall_s=max(self._stall_s, HANDSHAKE_TIMEOUT_S))
+                                baudrate=self._baudrate, stall_s=max(self._stall_s, self._handshake_s))
         self._link.start()
         reply = None
-        deadline = time.monotonic() + HANDSHAKE_TIMEOUT_S
+        deadline = time.monotonic() + self._handshake_s
         while reply is None and time.monotonic() < deadline and self._error is None:
             try:
                 reply = self._command(Hello(PROTOCOL_VERSION), expect=HelloReply, timeout_s=0.25)
@@ -145,7 +147,7 @@ class ArmClient:
         if reply is None:
             self.close()
             raise ConnectError(f"no handshake from the device on {self.url} within "
-                               f"{HANDSHAKE_TIMEOUT_S:g} s: is it powered and running the arm firmware?")
+                               f"{self._handshake_s:g} s: is it powered and running the arm firmware?")
         if reply.protocol_version != PROTOCOL_VERSION:
             self.close()
             raise VersionMismatchError(
