@@ -18,7 +18,6 @@ from __future__ import annotations
 import functools
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
-from functools import reduce
 
 import numpy as np
 
@@ -26,19 +25,17 @@ from planning.game.cell.model import Cell
 from planning.collision import CollisionChecker, describe
 from planning.kinematics import ArmModel, HeldBlock, IKError
 from planning.motion import tool_poses
-from planning.motion.paces import (APPROACH_SPEED, FREE_ACCEL, HELD_TRANSIT_SPEED_SCALE,
-                                   LINE_ACCEL, LINE_STEP, PLACE_SLOW_SPEED, PLACE_SPEED, PULL_SPEED,
-                                   PLACE_FEEL_SPEED, PUSH_HOME_SPEED, TRANSIT_SPEED_SCALE, guarded_pace,
-                                   ramped_durations, retreat_pace)
+from planning.motion.paces import (APPROACH_SPEED, FREE_ACCEL, LINE_ACCEL, LINE_STEP,
+                                   PLACE_SLOW_SPEED, PLACE_SPEED, PULL_SPEED, PLACE_FEEL_SPEED,
+                                   PUSH_HOME_SPEED, guarded_pace, ramped_durations, retreat_pace)
 from planning.motion.contact_geometry import (BESIDE_CLEARANCE, CONTACT_LEAD, CONTACT_MARGIN,
                                               DIRECT_FINGER_MARGIN, FINGER_MARGIN, GRASP_RAISES,
                                               GRIP_DEPTH, MAX_JOINT_STEP, PLACE_GUARD_N,
                                               PLACE_HOVER, PLACE_OVERHANG, PLACE_PRESS, PLACE_SLOW,
                                               PROBE_TABLE_CLEARANCE, PULL_CLEARANCE, PULL_GRIP_N,
-                                              SQUEEZE_INSIDE, STANDOFF, TRANSIT_MARGIN,
-                                              TRANSIT_SEARCHES)
+                                              SQUEEZE_INSIDE, STANDOFF, TRANSIT_MARGIN)
 from planning.motion.plans import ForceGuard, GripStep, MotionPlan, MoveStep, PlanError
-from planning.motion.rrt import plan_path
+from planning.motion.transit import transit_between
 from planning.motion.trajectory import JointTrajectory, TrajectoryError, time_path
 from planning.game.geometry import TowerGeometry
 
@@ -353,48 +350,12 @@ class MotionPlanner:
                          raised=raised)
 
     def _transit(self, q_start, q_goal, tower_layers, held=None) -> JointTrajectory:
-        q_start, q_goal = np.asarray(q_start, float), np.asarray(q_goal, float)
-        for q, what in ((q_start, "start"), (q_goal, "goal")):
-            if not self.arm.within_limits(q):
-                raise PlanError(f"transit {what} is outside the joint limits")
-            # The ends may sit in the tower's working zone (approach poses): they are held to the
-            # contact margins, the path between them to the wide transit margin.
-            found = self.checker.contacts(q, tower_layers, CONTACT_MARGIN, held=held,
-                                          fine_margin=FINGER_MARGIN)
-            if found:
-                raise PlanError(f"transit {what} is in collision: {describe(found)}")
-        # The path keeps clear of every block that sticks out, the one a move works too (its
-        # ends, approach poses, may be near it: `_near` lets them be).
+        # The path keeps clear of every block that sticks out, the one a move works too; near
+        # its ends (approach poses, maybe near that block) to the margins the ends keep.
         wide = _Contact(tower_layers, TRANSIT_MARGIN, held=held, fine_margin=None,
                         every_block=True)
-        close = _Contact(tower_layers, CONTACT_MARGIN, held=held)    # as the ends are checked
-
-        def clear(qs):
-            # near either end the path may come as close as the ends themselves, no closer: a
-            # transit between probes (tower 11, b53e647) drove the probe head-on into something
-            # at 599 N, and near its ends a path was not checked at all
-            qs = np.atleast_2d(qs)
-            ok = self._clear_many(qs, wide)
-            near = ~ok & _near(qs, q_start, q_goal)
-            if near.any():
-                ok[near] = self._clear_many(qs[near], close)
-            return ok
-        path = None
-        # A search has a fixed budget and a fixed random stream: in a seed-2 game the carry of a
-        # block from layer 7 to layer 22 found no path, and the turn stopped with the block held.
-        for salt in range(TRANSIT_SEARCHES):
-            path = plan_path(q_start, q_goal, clear, self.arm.q_min, self.arm.q_max, salt=salt)
-            if path is not None:
-                break
-        if path is None:
-            raise PlanError("no collision-free transit found between the two configurations")
-        # The path's corners are stops. Timed as one, the arm cruised through them, and a joint
-        # that turns there was asked for 80-240 rad/s^2 against the 4-6 its drive allows: in the
-        # simulated cell (seed 3) the shoulder fell 0.33 rad behind its set-point, every motor but
-        # the last at its torque limit, and the firmware stopped the arm on a TRACKING fault.
-        scale = TRANSIT_SPEED_SCALE if held is None else HELD_TRANSIT_SPEED_SCALE
-        legs = [self.timed(_densify(a, b, 0.05), scale) for a, b in zip(path[:-1], path[1:])]
-        return reduce(JointTrajectory.then, legs)
+        close = _Contact(tower_layers, CONTACT_MARGIN, held=held)
+        return transit_between(self, q_start, q_goal, tower_layers, held, wide, close)
 
     # --- building blocks ----------------------------------------------------------------------
 
@@ -527,19 +488,6 @@ class MotionPlanner:
             # Guard against the table's reaction: straight up in the world, in tool coordinates.
             direction = tuple(float(v) for v in np.asarray(world_up).T @ np.array([0.0, 0.0, 1.0]))
         return ForceGuard(direction, float(threshold_n))
-
-
-def _near(qs, a, b, tol=0.02) -> np.ndarray:
-    """Which of the configurations (N, J) are within `tol` rad of either end: the ends may sit
-    closer to the tower than the transit margin."""
-    qs = np.atleast_2d(qs)
-    return (np.max(np.abs(qs - a), axis=1) < tol) | (np.max(np.abs(qs - b), axis=1) < tol)
-
-
-def _densify(a, b, max_step) -> np.ndarray:
-    """The straight joint line from a to b in steps of at most `max_step` (rad), both ends in."""
-    n = max(1, int(np.ceil(np.max(np.abs(b - a)) / max_step)))
-    return np.array([a + (b - a) * (i / n) for i in range(n + 1)])
 
 
 def _relabel(step, prefix):

@@ -326,7 +326,7 @@ def test_a_transit_whose_path_search_fails_searches_again_with_another_stream(pl
                                                                               monkeypatch):
     """In a seed-2 game the carry of a block from layer 7 to layer 22 found no path and the turn
     stopped with the block held: a search has a fixed budget and a fixed random stream."""
-    import planning.motion.planner as module
+    import planning.motion.transit as module
     a = planner.push(planner.arm.home, 4, 0, 0.01, tower_layers=TALL).q_end
     b = planner.pull(planner.arm.home, 12, 2, 0.035, tower_layers=TALL).step("approach").trajectory.start
     real, salts = module.plan_path, []
@@ -581,7 +581,7 @@ def test_a_transit_keeps_clear_of_the_block_its_move_works(default_cell):
     keeps the transit margin from that part too (without it, 15 of 48 pulls of a block 35 mm out
     came nearer, that of layer 17 slot 1 among them)."""
     from planning.collision import CollisionChecker
-    from planning.motion.planner import _near
+    from planning.motion.transit import near_ends as _near
     planner = MotionPlanner(default_cell)
     out = {(17, 1): planner.tower.front_end(17) * 0.035}
     planner.set_tower(planner.tower, out)
@@ -596,7 +596,7 @@ def test_near_its_ends_a_transit_keeps_the_margins_its_ends_keep(planner):
     """The path's configurations near either end were not checked at all: each keeps at least the
     contact margins the ends are held to."""
     from planning.motion.contact_geometry import FINGER_MARGIN
-    from planning.motion.planner import _near
+    from planning.motion.transit import near_ends as _near
     for layer, slot in ((3, 1), (12, 0), (17, 2)):
         plan = planner.push(planner.arm.home, layer, slot, 0.005, tower_layers=TALL)
         qs = plan.step("transit").trajectory.positions
