@@ -4,6 +4,8 @@ and the device configuration a real controller board for this cell would carry."
 
 from __future__ import annotations
 
+import logging
+
 import numpy as np
 
 from firmware_bridge.device.hardware import DeviceConfig, HardwareState
@@ -11,6 +13,14 @@ from firmware_bridge.messages import JointInfo
 from hardware.sim.curtain import LightCurtain
 from hardware.sim.world import SimWorld
 from planning.game.cell.model import Cell
+
+log = logging.getLogger(__name__)
+
+# A wrist load past this share of the sensor's range (where the firmware latches OVERLOAD) is
+# logged with what the arm touches, at most once per REPORT_EVERY_S of world time: what a fault
+# met is then on record, which the controller, seeing only the wrist, cannot say.
+REPORT_SHARE = 0.75
+REPORT_EVERY_S = 1.0
 
 
 def device_config(cell: Cell) -> DeviceConfig:
@@ -32,11 +42,19 @@ class SimHardware:
         self._default_force = model.actuator_forcerange[self._finger_acts[0]].copy()
         curtain = world.cell.curtain
         self.curtain = LightCurtain(world, curtain) if curtain is not None else None
+        self._limit_n = REPORT_SHARE * world.cell.tool.sensor_force_range
+        self._reported_at = -np.inf
 
     def read(self) -> HardwareState:
         w = self.world
         presence = self.curtain.broken() if self.curtain is not None else False
-        return HardwareState(w.joint_positions(), w.joint_velocities(), w.gripper_width(), w.wrench(),
+        wrench = w.wrench()
+        if np.max(np.abs(wrench[:3])) > self._limit_n and w.time - self._reported_at >= REPORT_EVERY_S:
+            self._reported_at = w.time
+            met = ", ".join(f"{ours} on {other} {force:.0f} N" for ours, other, force in w.arm_contacts())
+            log.warning("the wrist reads %s N at t=%.3f s: %s", np.round(wrench[:3]).tolist(), w.time,
+                        met or "no contact (an acceleration)")
+        return HardwareState(w.joint_positions(), w.joint_velocities(), w.gripper_width(), wrench,
                              presence)
 
     def command_joints(self, q: np.ndarray) -> None:

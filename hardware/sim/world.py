@@ -78,6 +78,8 @@ class SimWorld:
         self.fingertip_qpos = m.jnt_qposadr[m.joint("fingertip").id]
         self._force_adr = m.sensor_adr[m.sensor("wrist_force").id]
         self._torque_adr = m.sensor_adr[m.sensor("wrist_torque").id]
+        arm_root = m.body_rootid[m.jnt_bodyid[m.joint("joint1").id]]
+        self._arm_bodies = {b for b in range(m.nbody) if m.body_rootid[b] == arm_root}
 
     # --- time ---------------------------------------------------------------------------------
 
@@ -177,6 +179,22 @@ class SimWorld:
                                 self._rng.normal(0, tool.sensor_noise_torque, 3)])
         return self.true_wrench() + self._bias + noise
 
+    def arm_contacts(self) -> list[tuple[str, str, float]]:
+        """What the arm and tool touch now: (its geom or body, what it meets, normal force N),
+        strongest first. For telling what an overload met; nothing here reaches the controller."""
+        m, d = self.model, self.data
+        found = []
+        force = np.zeros(6)
+        for i in range(d.ncon):
+            c = d.contact[i]
+            b1, b2 = m.geom_bodyid[c.geom1], m.geom_bodyid[c.geom2]
+            if (b1 in self._arm_bodies) == (b2 in self._arm_bodies):
+                continue
+            ours, other = (c.geom1, c.geom2) if b1 in self._arm_bodies else (c.geom2, c.geom1)
+            mujoco.mj_contactForce(m, d, i, force)
+            found.append((_name(m, ours), _name(m, other), float(force[0])))
+        return sorted(found, key=lambda f: -f[2])
+
     def fingertip_deflection(self) -> float:
         """How far the compliant fingertip is pushed in along the rod (m, signed along tool x)."""
         return float(self.data.qpos[self.fingertip_qpos])
@@ -239,3 +257,8 @@ class SimWorld:
         self._finger_goal = saved.finger_goal
         self._bias = saved.bias.copy()
         self._rng.bit_generator.state = saved.rng_state
+
+
+def _name(model: mujoco.MjModel, geom: int) -> str:
+    """A geom's name, else its body's."""
+    return model.geom(geom).name or model.body(model.geom_bodyid[geom]).name

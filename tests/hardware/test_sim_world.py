@@ -176,3 +176,31 @@ def test_a_run_from_a_restored_state_repeats_exactly(world, fresh):
     assert all(np.array_equal(first[0][k], second[0][k]) for k in first[0])
     assert np.array_equal(first[1], second[1])
     world.restore(fresh)
+
+
+def test_what_the_arm_touches_is_named_with_its_force(world, fresh, caplog):
+    """A block dropped on the wrist is what the arm meets; a wrist load near the overload limit is
+    logged with it (what a fault met stays on record)."""
+    from hardware.sim.virtual_firmware import SimHardware
+    world.restore(fresh)
+    assert world.arm_contacts() == []
+    block = world.blocks[-1].index
+    adr = world.model.jnt_qposadr[world.model.joint(f"block{block}").id]
+    world.data.qpos[adr:adr + 3] = world.data.xpos[world.model.body("tool").id] + [0, 0, 0.04]
+    world.data.qvel[:] = 0
+    met = []
+    for _ in range(40):
+        world.step(10)
+        met = world.arm_contacts()
+        if met and met[0][2] > 0:
+            break
+    assert met[0][1] == f"block{block}" and met[0][2] > 0
+    hardware = SimHardware(world)
+    hardware.read()
+    assert "the wrist reads" not in caplog.text
+    world.wrench = lambda: np.array([0.0, 0.0, 400.0, 0, 0, 0])
+    with caplog.at_level("WARNING"):
+        hardware.read()
+        hardware.read()
+    assert caplog.text.count("the wrist reads") == 1 and f"block{block}" in caplog.text
+    del world.wrench
