@@ -4,6 +4,7 @@ The controller goes through this and nothing else; it cannot tell a simulated ce
 
 from __future__ import annotations
 
+import logging
 import subprocess
 import sys
 import threading
@@ -17,6 +18,8 @@ from perception.pipeline import Perception, PerceptionResult
 from perception.sources import CameraError, CameraSource, Frame, open_source
 from planning.game.cell.model import Cell
 from planning.processes import stop_process
+
+log = logging.getLogger(__name__)
 
 
 class CellLinkError(RuntimeError):
@@ -183,6 +186,9 @@ class SimulatedCell:
     def _drain(self, stream) -> None:
         for line in stream:
             self.log = (self.log + [line.rstrip()])[-50:]
+            if stream is self.process.stderr:
+                # What the cell warns of (what an overload met, a failure) is the user's to read.
+                log.warning("simulated cell: %s", line.rstrip())
 
     def close(self) -> None:
         stop_process(self.process, timeout_s=10)

@@ -70,6 +70,9 @@ class TowerObservation:
     on_table: list[int] = field(default_factory=list)               # blocks seen lying on the table
     # where (world, m) each block on the table was seen: the centre of a marker it shows
     table_points: dict[int, tuple[float, float, float]] = field(default_factory=dict)
+    # slots read empty whose blocks are seen sticking out too far to be read in them: where each
+    # block's centre stands along its layer's axis (m), as `protrusions` says of blocks in slots
+    far_out: dict[tuple[int, int], float] = field(default_factory=dict)
 
     @property
     def top_layer(self) -> int:
@@ -125,21 +128,25 @@ class TowerObserver:
         occupancy, unread = self._occupancy(images, fit, blocks)
         in_slot = {b.block for b in blocks}
         out_of_place = sorted({s.block for _, s in fit.unassigned} - in_slot)
-        table_points = self._on_table(fit, max((b.layer for b in blocks), default=0) + 1)
+        table_points, far_out = self._off_the_slots(fit, max((b.layer for b in blocks), default=0) + 1,
+                                                    blocks)
         on_table = sorted(table_points)
         fell = (total >= 6 and assigned < FALLEN_ASSIGNED_FRACTION * total) \
             or fit.residual_mm > FALLEN_RESIDUAL_MM or fit.tilt_deg > FALLEN_TILT_DEG \
             or len(blocks) < 3 or len(on_table) >= FALLEN_BLOCKS_ON_TABLE
         return TowerObservation(time, fit.pose, fit.tilt_deg, fit.residual_mm, blocks, occupancy,
-                                unread, out_of_place, fell, total, on_table, table_points)
+                                unread, out_of_place, fell, total, on_table, table_points,
+                                {k: v for k, v in far_out.items() if not occupancy.get(k, False)})
 
-    def _on_table(self, fit: TowerFit, layers: int) -> dict[int, tuple[float, float, float]]:
-        """Blocks whose markers are seen lying on the table near the tower (fallen off it), and
-        where: a marker's centre, where its camera's ray meets the table. A marker that could be
-        a block of one of `layers` sticking out of its slot (seen so by either camera) is not
-        counted."""
-        blocks, sticking_out = {}, set()
+    def _off_the_slots(self, fit: TowerFit, layers: int, blocks: list[BlockObservation]):
+        """The markers read in no slot, of `layers`: the blocks lying on the table near the tower
+        (fallen off it) and where (a marker's centre, where its camera's ray meets the table),
+        and the slots whose blocks stick out too far to be read in them, and how far (a block's
+        centre along its layer's axis, m). A marker that could be a block of one of `layers`
+        sticking out of its slot (seen so by either camera) is not on the table."""
+        table, sticking_out, far_out = {}, set(), {}
         centre = fit.pose.to_world(np.zeros((1, 3)))[0]
+        read = {(b.layer, b.slot) for b in blocks}
         for name, sighting in fit.unassigned:
             camera = self.cameras[name]
             ray = camera.rays(sighting.centre[None, :])[0]
@@ -147,41 +154,47 @@ class TowerObserver:
             if ray[2] >= -1e-6:
                 continue
             table_m = (TABLE_MARKER_HEIGHT - origin[2]) / ray[2]
-            if self._sticks_out(camera, sighting, ray, fit.pose, layers, table_m):
+            slid = self._slid_out(camera, sighting, ray, fit.pose, layers, table_m, read)
+            if slid is not None:
                 sticking_out.add(sighting.block)
+                if slid[0] is not None:
+                    far_out.setdefault(slid[0], slid[1])
                 continue
             hit = origin + table_m * ray
             if np.linalg.norm(hit[:2] - centre[:2]) < FALL_ZONE_M:
-                blocks.setdefault(sighting.block, tuple(float(v) for v in hit))
-        return {b: p for b, p in blocks.items() if b not in sticking_out}
+                table.setdefault(sighting.block, tuple(float(v) for v in hit))
+        return {b: p for b, p in table.items() if b not in sticking_out}, far_out
 
-    def _sticks_out(self, camera: CameraModel, sighting, ray: np.ndarray, pose: TowerPose,
-                    layers: int, table_m: float) -> bool:
+    def _slid_out(self, camera: CameraModel, sighting, ray: np.ndarray, pose: TowerPose,
+                  layers: int, table_m: float, read: set[tuple[int, int]]):
         """Whether the marker may be that of a block sticking out of one of `layers` rather than
         one on the table `table_m` along its ray: its ray passes near where a slid-out end face
         would be, and its size puts it nearer that distance than the table's, or cannot tell
-        the two apart (low layers, whose lines lie just above the table). `ray`: the camera's
-        ray through the marker's centre (world)."""
+        the two apart (low layers, whose lines lie just above the table). None if not; else the
+        slot it most likely sticks out of (None if that slot is read holding a block) and its
+        centre along the layer's axis (m). `ray`: the camera's ray through the marker's centre
+        (world)."""
         origin = camera.position
         faces = self.estimator.candidate_faces(camera, pose, layers)
-        gaps, along_m = self._ray_to_slid_faces(pose, faces, origin, ray)
-        slid_m = along_m[gaps < PROTRUDING_RAY_M]
-        if not len(slid_m):
-            return False
-        if np.any(np.abs(np.log(table_m / slid_m)) < SIZE_CANNOT_TELL):
-            return True
+        gaps, along_m, slid = self._ray_to_slid_faces(pose, faces, origin, ray)
+        near = np.flatnonzero(gaps < PROTRUDING_RAY_M)
+        if not len(near):
+            return None
         found = marker_in_world(camera, sighting, self.model.marker_side)
-        if found is None:
-            return True
-        seen_m = float(np.linalg.norm(found[0] - origin))
-        return bool(np.any(np.abs(np.log(seen_m / slid_m)) < abs(np.log(seen_m / table_m))))
+        seen_m = float(np.linalg.norm(found[0] - origin)) if found is not None else None
+        off = np.abs(np.log(seen_m / along_m[near])) if seen_m is not None else gaps[near]
+        if np.all(np.abs(np.log(table_m / along_m[near])) >= SIZE_CANNOT_TELL) and seen_m is not None \
+                and not np.any(off < abs(np.log(seen_m / table_m))):
+            return None
+        best = near[int(np.argmin(off))]
+        key = (int(faces.layer[best]), int(faces.slot[best]))
+        return (None if key in read else key), float(faces.end[best] * slid[best])
 
-    def _ray_to_slid_faces(self, pose: TowerPose, faces, origin: np.ndarray,
-                           ray: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def _ray_to_slid_faces(self, pose: TowerPose, faces, origin: np.ndarray, ray: np.ndarray):
         """For each of `faces`, how close the ray from `origin` along `ray` (world) comes to its
-        centre slid out by up to a block's length, and how far along the ray that is (m): the
-        closest points of the ray and of the face's segment. A sticking-out block shows the
-        camera the end face it shows flush."""
+        centre slid out by up to a block's length, how far along the ray that is, and how far
+        the face is slid out there (m): the closest points of the ray and of the face's segment.
+        A sticking-out block shows the camera the end face it shows flush."""
         o = pose.to_tower(origin[None, :])[0]
         r = pose.vector_to_tower(ray)
         r = r / np.linalg.norm(r)
@@ -193,7 +206,7 @@ class TowerObserver:
         s = np.clip((e - b * d) / denom, 0.0, self.model.length)
         t = np.maximum(s * b - d, 0.0)
         gaps = np.linalg.norm(w + t[:, None] * r - s[:, None] * u, axis=1)
-        return gaps, t
+        return gaps, t, s
 
     def _occupancy(self, images, fit: TowerFit, blocks: list[BlockObservation]):
         read = {(b.layer, b.slot) for b in blocks}

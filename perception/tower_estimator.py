@@ -198,6 +198,11 @@ class TowerEstimator:
                 by_marker.setdefault(s.marker, {})[name] = s
         pairs = [list(by_marker[m].items())[:2] for m in sorted(by_marker) if len(by_marker[m]) >= 2]
         centres = self._triangulate_pairs([(na, sa.centre, nb, sb.centre) for (na, sa), (nb, sb) in pairs])
+        # A marker both cameras place far out along a slot's line is a block sticking out of it,
+        # in no slot: one camera alone could give it to a face it hides (seen: a block 60 mm out
+        # of layer 12 taken for layer 10's, whose marker it hid from the right camera).
+        far = {sa.marker for ((_, sa), _), is_far in zip(pairs, self._too_far_out(centres, pose, top))
+               if is_far}
         for ((na, sa), (nb, sb)), face in zip(pairs, self._faces_at(centres, pose, top)):
             if face is None or (face.layer, face.slot, face.end) in taken:
                 continue
@@ -205,9 +210,9 @@ class TowerEstimator:
             key = (face.layer, face.slot, face.end, sa.marker)
             faces_by_key[key] = face
             matched[key] = {na: sa, nb: sb}
-        done = {s.marker for v in matched.values() for s in v.values()}
+        done = {s.marker for v in matched.values() for s in v.values()} | far
         taken_keys = [face_key(*k) for k in taken]
-        unassigned = []
+        unassigned = [(name, s) for name in names for s in sightings[name] if s.marker in far]
         for name in names:
             seen = [s for s in sightings[name] if s.marker not in done]
             camera = self.cameras[name]
@@ -246,8 +251,22 @@ class TowerEstimator:
 
     def _faces_at(self, centres: np.ndarray, pose: TowerPose, top: int) -> list[SlotFace | None]:
         """For each world point, the slot face whose marker sits there, if any is near enough."""
+        row, on_line, out = self._face_lines(centres, pose, top)
+        ok = on_line & (out >= -TRACK_M) & (out <= OUT_M)
+        table = self._all_faces(pose.pitch, top)
+        return [table.face(int(r)) if good else None for r, good in zip(row, ok)]
+
+    def _too_far_out(self, centres: np.ndarray, pose: TowerPose, top: int) -> np.ndarray:
+        """For each world point, whether it lies on a slot face's line further out than OUT_M,
+        within a block's length: a block sticking out too far to be read in its slot."""
+        _, on_line, out = self._face_lines(centres, pose, top)
+        return on_line & (out > OUT_M) & (out <= self.model.length)
+
+    def _face_lines(self, centres: np.ndarray, pose: TowerPose, top: int):
+        """For each world point: the row of the face table (layers 1..top) whose slot line it
+        is nearest, whether it lies on that line (across and up), and how far out along it (m)."""
         if not len(centres):
-            return []
+            return np.zeros(0, int), np.zeros(0, bool), np.zeros(0)
         local = pose.to_tower(centres)
         geometry = self.model.geometry
         layer = np.rint((local[:, 2] - geometry.block_height / 2) / pose.pitch).astype(int) + 1
@@ -262,8 +281,8 @@ class TowerEstimator:
         d = local - table.centre[row]
         out = np.einsum("ij,ij->i", d, table.axis[row]) * end
         ok &= (np.abs(np.einsum("ij,ij->i", d, table.across[row])) <= SLOT_GATE_M) \
-            & (np.abs(d[:, 2]) <= SLOT_GATE_M) & (out >= -TRACK_M) & (out <= OUT_M)
-        return [table.face(int(r)) if good else None for r, good in zip(row, ok)]
+            & (np.abs(d[:, 2]) <= SLOT_GATE_M)
+        return row, ok, out
 
     @staticmethod
     def _consistent(matched, faces_by_key, unassigned):

@@ -116,7 +116,8 @@ class ArmHands(ArmPlacing, ArmPulling):
         `obs` sees them, and where the hands last knew those out of their slots that it reads as
         empty slots and sees nowhere else. A block out at the front shows the cameras (which
         see the back ends) a face too deep in its hole to read: in a seed-1 match one let go so
-        was read as an empty slot, and the next pull beside it met it (a 200 N fault)."""
+        was read as an empty slot, and the next pull beside it met it (a 200 N fault). A block
+        out too far to be read in its slot stands where its marker says (`far_out`)."""
         seen = {b.block for b in obs.blocks} | set(obs.out_of_place) | set(obs.on_table)
         kept = {}
         for key, along in self.planner.sticking_out.items():
@@ -126,7 +127,7 @@ class ArmHands(ArmPlacing, ArmPulling):
             kept[key] = along
         self._ids = {k: v for k, v in self._ids.items() if k in kept}
         self._ids.update({(b.layer, b.slot): b.block for b in obs.blocks})
-        return {**kept, **obs.protrusions()}
+        return {**kept, **obs.far_out, **obs.protrusions()}
 
     def _stands(self, source: Slot) -> float | None:
         """Where the block at `source` stands along its layer's axis (m, its centre) as the hands

@@ -1006,6 +1006,12 @@ def test_a_block_out_at_the_front_the_next_look_reads_as_empty_stays_an_obstacle
     elsewhere.on_table.append(1)                             # block 1 lies on the table
     _seen(elsewhere, hands)
     assert planner.checker.sticking_out == {}
+    # out too far to be read in its slot, it stands where its marker is seen
+    far = _tower_obs([blocks[0], None, blocks[2]], empty=[(7, 1)])
+    far.out_of_place.append(1)
+    far.far_out[(7, 1)] = -out * 3
+    _seen(far, hands)
+    assert planner.checker.sticking_out == {(7, 1): -out * 3}
 
 
 def test_a_neighbour_seen_carried_out_is_pushed_home_from_where_it_was_seen(planner, default_cell,

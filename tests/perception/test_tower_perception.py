@@ -121,6 +121,34 @@ def test_blocks_pushed_far_out_of_their_slots_are_not_blocks_on_the_table(defaul
     assert obs.on_table == [] and not obs.fell
 
 
+def test_blocks_sticking_out_too_far_to_be_read_in_their_slots_are_seen_where_they_stand(default_cell):
+    """A block 60-70 mm out toward the cameras is read in no slot, nor in one it hides from a
+    camera (layer 12's was read in layer 10's); its marker's ray and size say which slot it sticks
+    out of and how far, for the arm to keep clear of it. The look left such a block out of the
+    tower the arm keeps clear of."""
+    import hardware.sim  # noqa: F401
+    from hardware.sim.ground_truth import GroundTruth
+    from hardware.sim.scenes import shift_block
+    from hardware.sim.world import SimWorld
+    from planning.game.geometry import TowerGeometry
+    tower = TowerGeometry.from_cell(default_cell)
+    world = SimWorld(default_cell, 1)
+    truth = GroundTruth(world)
+    moved = {(layer, slot): -tower.front_end(layer) * out
+             for layer, slot, out in ((12, 2, 0.06), (15, 1, 0.06), (8, 0, 0.07))}
+    ids = {truth.block_at(*key) for key in moved}
+    for (layer, slot), out in moved.items():
+        shift_block(world, truth.block_at(layer, slot), out)
+    obs = Perception(default_cell).observe(frames_of(world)).observation
+    world.close()
+    assert not obs.fell and obs.on_table == []
+    assert set(obs.far_out) == set(moved) and set(obs.out_of_place) == ids
+    assert not ids & {b.block for b in obs.blocks}
+    for key, out in moved.items():
+        assert not obs.occupancy[key]
+        assert obs.far_out[key] == pytest.approx(out, abs=0.004), key
+
+
 @pytest.mark.parametrize("layer, on_table", [(4, {40}), (2, set())])
 def test_a_marker_on_the_table_behind_a_slots_line_is_on_the_table_by_its_size(default_cell, layer,
                                                                                 on_table):
@@ -158,7 +186,7 @@ def test_a_marker_on_the_table_behind_a_slots_line_is_on_the_table_by_its_size(d
     fit = TowerFit(pose, 0.0, [], [(camera.name, sighting(40, lying)), (camera.name, sighting(41, slid))])
     assert np.linalg.norm(np.cross(out, ray)) > 0.1            # the face is not end-on to the camera
     assert np.linalg.norm(spot[:2] - pose.to_world(np.zeros((1, 3)))[0, :2]) < FALL_ZONE_M
-    assert set(observer._on_table(fit, 18)) == on_table
+    assert set(observer._off_the_slots(fit, 18, [])[0]) == on_table
 
 
 def _sightings(perception, shifted: dict, skip: tuple | None = None) -> dict:
