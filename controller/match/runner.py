@@ -175,6 +175,12 @@ class MatchRunner(PersonTurns):
             return
         finally:
             self.monitor.arm_at_work = False
+        if report.target is None:
+            # the block fell from the fingers, and the arm cannot pick it up again: the match
+            # stops, resumable (the rules' turn is not complete until a block is placed)
+            self._cannot_go_on(TurnError(report.error), seen)
+            self._fell_in_turn(TurnError(report.error), seen)
+            return
         probes = self.progress.open_turn.probes     # a turn played again after a resume: all
         released = self._match_t(report.released_at)
         touched = next((self._match_t(t) for probe in report.probes for t, f in probe.trace

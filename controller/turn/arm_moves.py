@@ -10,7 +10,7 @@ from typing import Callable
 
 import numpy as np
 
-from controller.turn.report import HeldTurned, TurnError
+from controller.turn.report import HeldDropped, HeldTurned, TurnError
 from firmware_bridge.client import ArmClient, MotionResult
 from firmware_bridge.errors import ArmError, DeviceFault
 from planning.motion.planner import MotionPlanner
@@ -185,10 +185,14 @@ class HeldBlockWatch:
     def check_still_held(self) -> None:
         """Before the set-down: a block that turned in the fingers on the way up (seen in the
         simulated cell: turned over, the fingers 3.6 mm further apart) is not set down as
-        planned: `HeldTurned`, the block still held over the tower."""
+        planned: `HeldTurned`, the block still held over the tower. Fingers closed on nothing:
+        `HeldDropped`, the block fell out of them."""
         if self.width is None:
             return
         width = self.arm.telemetry().gripper_width_m
+        if not self.holds(width):
+            raise HeldDropped(f"the block fell from the gripper on the way to the top (the fingers "
+                              f"closed from {self.width * 1000:.1f} to {width * 1000:.1f} mm apart)")
         if abs(width - self.width) > self.SLIP_M:
             raise HeldTurned(f"the block turned in the gripper on the way to the top (the fingers "
                              f"went from {self.width * 1000:.1f} to {width * 1000:.1f} mm apart)")

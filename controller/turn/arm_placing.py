@@ -11,7 +11,7 @@ import numpy as np
 from controller.turn.checks import (away_from_neighbours, neighbours_in, placement_shift,
                                     support_rise)
 from controller.turn.hands import PlaceOrder
-from controller.turn.report import PlaceMissed, TurnError
+from controller.turn.report import HeldDropped, PlaceMissed, TurnError
 from controller.wording import slot_name
 from firmware_bridge.client import MotionOutcome, MotionResult
 from planning.game.tower import SLOTS
@@ -70,6 +70,10 @@ class ArmPlacing:
             try:
                 released = self.run_place(plan, layer=target[0], as_landed=order.as_landed)
                 break
+            except HeldDropped:
+                self.moves.open_fully()       # nothing in them: open, as after any release
+                self._pull = None
+                raise
             except _LandedHigh as high:
                 away = away_from_neighbours(self.obs, target, self.planner.tower)
                 if attempt == PLACE_TRIES or (away == 0 and overhang > 0):

@@ -18,7 +18,7 @@ from typing import Callable
 
 from controller.turn.checks import moved_out, outcome_problem
 from controller.turn.hands import GaveUp, Hands, Look, PlaceOrder, Pulled, Slot
-from controller.turn.report import (HeldTurned, NoMoveError, Phase, PhaseClock, PlaceMissed,
+from controller.turn.report import (HeldDropped, HeldTurned, NoMoveError, Phase, PhaseClock, PlaceMissed,
                                     ProbeRecord, Recovery, TowerFellError, TurnError, TurnReport)
 from controller.wording import GAVE_UP_WHY, grasp_tries, slot_name
 from planning.looseness import LoosenessBelief, ProbeMemory
@@ -132,9 +132,14 @@ class Turn:
         state = look.tower
         report.source, report.block = chosen, look.blocks.get(chosen)
         with clock(Phase.PLACE):
-            report.target, report.released_at = self._place(state.without(*chosen), look, chosen)
-        report.legal = check_move(state, chosen, report.target, layer_axis(report.target[0]),
-                                  self.player.options) == []
+            try:
+                report.target, report.released_at = self._place(state.without(*chosen), look,
+                                                                chosen)
+            except HeldDropped as exc:     # nothing left to place: the window judges the rest
+                report.released_at, report.error = hands.now(), str(exc)
+                self._note(str(exc))
+        report.legal = report.target is not None and check_move(
+            state, chosen, report.target, layer_axis(report.target[0]), self.player.options) == []
         with clock(Phase.CLEAR):
             hands.clear()
         if not watch_window:
@@ -142,7 +147,7 @@ class Turn:
         with clock(Phase.SETTLE):
             try:
                 final = self._watch(report.released_at, blocks_moved + 1)
-                if final is not None:
+                if final is not None and report.target is not None:
                     final = self._judge_outcome(start, final, blocks_moved + 1)
             except TowerFellError:
                 final = None

@@ -36,6 +36,12 @@ class PlaceMissed(TurnError):
     held over the tower (the turn tries another place)."""
 
 
+class HeldDropped(TurnError):
+    """The block fell out of the fingers on the way to the top: nothing is left to place. The
+    turn's move cannot be completed (the block lies where it fell); the window still runs, for
+    what the fall of the block did to the tower."""
+
+
 class HeldTurned(PlaceMissed):
     """The block turned in the fingers on the way to the top: still held over the tower, not set
     down (the turn lets it down where it lands, as it is held: trying other places would not

@@ -291,6 +291,25 @@ def test_a_block_that_turned_in_the_fingers_on_the_way_up_is_not_set_down_as_pla
     assert ("gripper", default_cell.tool.stroke) in arm.calls
 
 
+def test_a_block_that_fell_from_the_fingers_on_the_way_up_is_not_set_down(planner, default_cell):
+    """Fingers closed on nothing above the tower: the block fell out of them. Said so (not
+    "turned"), the fingers opened and nothing held: empty fingers are not set down."""
+    from controller.turn.hands import PlaceOrder
+    from controller.turn.report import HeldDropped
+    pull = planner.pull(planner.arm.home, 5, 0, 0.035, tower_layers=19)
+    arm = RecordingArm(pull.q_end)
+    hands = arm_hands(planner, default_cell, arm)
+    hands.grip.check_held()
+    hands._pull = pull
+    hands.obs = _tower_obs([(18, 0, (0.0, 0.0, 262.5)), (18, 1, (0.0, 0.0, 262.5)),
+                            (18, 2, (0.0, 0.0, 262.5))])
+    arm.width = 0.0
+    with pytest.raises(HeldDropped, match="fell from the gripper"):
+        hands.place(PlaceOrder((19, 1), 5.0, 10.0, (1, -1)))
+    assert not hands.holding and arm.calls[-1] == ("gripper", default_cell.tool.stroke)
+    assert arm.calls.count(("follow", False)) == 1                  # the carry to the top only
+
+
 def test_a_pull_that_drags_the_tower_lets_go_and_backs_away(planner, default_cell):
     arm = RecordingArm(planner.arm.home, pull_traces=[DRAG])
     pulled = arm_hands(planner, default_cell, arm).pull((7, 1))

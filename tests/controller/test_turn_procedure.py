@@ -577,3 +577,20 @@ def test_a_block_turned_in_the_fingers_is_let_down_where_it_lands_at_once():
     assert orders[0].target == orders[1].target == report.target
     assert [r["kind"] for r in report.recoveries] == [Recovery.SET_DOWN_AS_LANDED]
     assert report.phase is Phase.SETTLE
+
+
+def test_a_block_dropped_on_the_way_to_the_top_ends_the_move_illegal_and_the_window_runs():
+    """Nothing is left to place: no set-down of empty fingers, the move is not legal and says
+    why, and the window still watches what the falling block did to the tower."""
+    from controller.turn.report import HeldDropped
+    p, hands = player()
+    calls = []
+
+    def dropped(order):
+        calls.append(order)
+        raise HeldDropped("the block fell from the gripper on the way to the top")
+    hands.place = dropped
+    report = p.play(1)
+    assert len(calls) == 1 and report.target is None and not report.legal
+    assert "fell from the gripper" in report.error
+    assert report.phase is Phase.SETTLE and not report.fell
