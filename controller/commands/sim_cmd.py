@@ -55,6 +55,7 @@ def register(commands: argparse._SubParsersAction) -> None:
 
 
 def run_serve(args: argparse.Namespace) -> int:
+    import os
     import signal
     import sys
     import threading
@@ -79,7 +80,10 @@ def run_serve(args: argparse.Namespace) -> int:
     signal.signal(signal.SIGTERM, lambda *_: done.set())
     if args.exit_with_stdin:
         def wait_for_eof():
-            while sys.stdin.buffer.read(4096):
+            # os.read on the descriptor, not sys.stdin's buffered reader: a daemon thread
+            # blocked in the reader holds its lock, and the interpreter's shutdown after SIGTERM
+            # then died with "Fatal Python error: _enter_buffered_busy".
+            while os.read(sys.stdin.fileno(), 4096):
                 pass
             done.set()
         threading.Thread(target=wait_for_eof, name="stdin-watch", daemon=True).start()
