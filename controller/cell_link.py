@@ -180,8 +180,10 @@ class SimulatedCell:
             self.truth_url = self.base_url + "/truth.json"
         # Keep reading the child's output: a full pipe would block the simulator mid-match.
         self.log: list[str] = []
-        for stream in (self.process.stdout, self.process.stderr):
-            threading.Thread(target=self._drain, args=(stream,), daemon=True).start()
+        self._drains = [threading.Thread(target=self._drain, args=(stream,), daemon=True)
+                        for stream in (self.process.stdout, self.process.stderr)]
+        for drain in self._drains:
+            drain.start()
 
     def _drain(self, stream) -> None:
         for line in stream:
@@ -192,6 +194,8 @@ class SimulatedCell:
 
     def close(self) -> None:
         stop_process(self.process, timeout_s=10)
+        for drain in self._drains:     # the child's last words, read before this program ends
+            drain.join(timeout=2.0)
 
     def __enter__(self) -> SimulatedCell:
         return self

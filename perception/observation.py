@@ -70,9 +70,10 @@ class TowerObservation:
     on_table: list[int] = field(default_factory=list)               # blocks seen lying on the table
     # where (world, m) each block on the table was seen: the centre of a marker it shows
     table_points: dict[int, tuple[float, float, float]] = field(default_factory=dict)
-    # slots read empty whose blocks are seen sticking out too far to be read in them: where each
-    # block's centre stands along its layer's axis (m), as `protrusions` says of blocks in slots
-    far_out: dict[tuple[int, int], float] = field(default_factory=dict)
+    # slots read empty whose blocks are seen sticking out too far to be read in them: the block,
+    # and where its centre stands along its layer's axis (m, as `protrusions` says of blocks in
+    # their slots)
+    far_out: dict[tuple[int, int], tuple[int, float]] = field(default_factory=dict)
 
     @property
     def top_layer(self) -> int:
@@ -128,8 +129,8 @@ class TowerObserver:
         occupancy, unread = self._occupancy(images, fit, blocks)
         in_slot = {b.block for b in blocks}
         out_of_place = sorted({s.block for _, s in fit.unassigned} - in_slot)
-        table_points, far_out = self._off_the_slots(fit, max((b.layer for b in blocks), default=0) + 1,
-                                                    blocks)
+        top = max((b.layer for b in blocks), default=0) + 1
+        table_points, far_out = self._off_the_slots(fit, top, blocks)
         on_table = sorted(table_points)
         fell = (total >= 6 and assigned < FALLEN_ASSIGNED_FRACTION * total) \
             or fit.residual_mm > FALLEN_RESIDUAL_MM or fit.tilt_deg > FALLEN_TILT_DEG \
@@ -138,7 +139,9 @@ class TowerObserver:
                                 unread, out_of_place, fell, total, on_table, table_points,
                                 {k: v for k, v in far_out.items() if not occupancy.get(k, False)})
 
-    def _off_the_slots(self, fit: TowerFit, layers: int, blocks: list[BlockObservation]):
+    def _off_the_slots(self, fit: TowerFit, layers: int, blocks: list[BlockObservation]
+                       ) -> tuple[dict[int, tuple[float, float, float]],
+                                  dict[tuple[int, int], tuple[int, float]]]:
         """The markers read in no slot, of `layers`: the blocks lying on the table near the tower
         (fallen off it) and where (a marker's centre, where its camera's ray meets the table),
         and the slots whose blocks stick out too far to be read in them, and how far (a block's
@@ -158,7 +161,7 @@ class TowerObserver:
             if slid is not None:
                 sticking_out.add(sighting.block)
                 if slid[0] is not None:
-                    far_out.setdefault(slid[0], slid[1])
+                    far_out.setdefault(slid[0], (sighting.block, slid[1]))
                 continue
             hit = origin + table_m * ray
             if np.linalg.norm(hit[:2] - centre[:2]) < FALL_ZONE_M:
@@ -166,14 +169,15 @@ class TowerObserver:
         return {b: p for b, p in table.items() if b not in sticking_out}, far_out
 
     def _slid_out(self, camera: CameraModel, sighting, ray: np.ndarray, pose: TowerPose,
-                  layers: int, table_m: float, read: set[tuple[int, int]]):
-        """Whether the marker may be that of a block sticking out of one of `layers` rather than
-        one on the table `table_m` along its ray: its ray passes near where a slid-out end face
-        would be, and its size puts it nearer that distance than the table's, or cannot tell
-        the two apart (low layers, whose lines lie just above the table). None if not; else the
-        slot it most likely sticks out of (None if that slot is read holding a block) and its
-        centre along the layer's axis (m). `ray`: the camera's ray through the marker's centre
-        (world)."""
+                  layers: int, table_m: float, read: set[tuple[int, int]]
+                  ) -> tuple[tuple[int, int] | None, float] | None:
+        """None unless the marker may be that of a block sticking out of one of `layers` rather
+        than one on the table `table_m` along its ray: its ray passes near where a slid-out end
+        face would be, and its size puts it nearer that distance than the table's, or cannot
+        tell the two apart (low layers, whose lines lie just above the table). Then the slot it
+        sticks out of, when its size says so (None if it cannot tell, or that slot is read
+        holding a block: a block on the table is no obstacle in the tower), and its centre along
+        the layer's axis (m). `ray`: the camera's ray through the marker's centre (world)."""
         origin = camera.position
         faces = self.estimator.candidate_faces(camera, pose, layers)
         gaps, along_m, slid = self._ray_to_slid_faces(pose, faces, origin, ray)
@@ -182,15 +186,20 @@ class TowerObserver:
             return None
         found = marker_in_world(camera, sighting, self.model.marker_side)
         seen_m = float(np.linalg.norm(found[0] - origin)) if found is not None else None
-        off = np.abs(np.log(seen_m / along_m[near])) if seen_m is not None else gaps[near]
-        if np.all(np.abs(np.log(table_m / along_m[near])) >= SIZE_CANNOT_TELL) and seen_m is not None \
-                and not np.any(off < abs(np.log(seen_m / table_m))):
+        if seen_m is None:
+            return None, 0.0
+        off = np.abs(np.log(seen_m / along_m[near]))
+        sure = off < abs(np.log(seen_m / table_m))
+        if not np.any(sure) and np.all(np.abs(np.log(table_m / along_m[near])) >= SIZE_CANNOT_TELL):
             return None
+        if not np.any(sure):
+            return None, 0.0
         best = near[int(np.argmin(off))]
         key = (int(faces.layer[best]), int(faces.slot[best]))
         return (None if key in read else key), float(faces.end[best] * slid[best])
 
-    def _ray_to_slid_faces(self, pose: TowerPose, faces, origin: np.ndarray, ray: np.ndarray):
+    def _ray_to_slid_faces(self, pose: TowerPose, faces, origin: np.ndarray, ray: np.ndarray
+                           ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """For each of `faces`, how close the ray from `origin` along `ray` (world) comes to its
         centre slid out by up to a block's length, how far along the ray that is, and how far
         the face is slid out there (m): the closest points of the ray and of the face's segment.

@@ -78,7 +78,8 @@ def judge_seen_move(before: TowerObservation, after: TowerObservation,
         move.target = added[0]
     elif len(added) > 1:
         move.unclear = f"{len(added)} slots filled: {added}"
-    if move.source is not None and move.target is None and move.block in after.out_of_place:
+    if move.source is not None and move.target is None and move.block in after.out_of_place \
+            and move.source not in after.far_out:
         # read, but in no slot: lying across the top (the observer fits slots along each layer)
         move.laid_across = True
     was = {(b.layer, b.slot): b for b in before.blocks}

@@ -177,9 +177,12 @@ class MatchRunner(PersonTurns):
             self.monitor.arm_at_work = False
         if report.target is None:
             # the block fell from the fingers, and the arm cannot pick it up again: the match
-            # stops, resumable (the rules' turn is not complete until a block is placed)
-            self._cannot_go_on(TurnError(report.error), seen)
-            self._fell_in_turn(TurnError(report.error), seen)
+            # stops, resumable (the rules' turn is not complete until a block is placed), unless
+            # the block knocked the tower down
+            dropped = TurnError(report.error)
+            if self.monitor.fell_t is None and not self._look().fell:
+                self._cannot_go_on(dropped, seen)
+            self._fell_in_turn(dropped, seen)
             return
         probes = self.progress.open_turn.probes     # a turn played again after a resume: all
         released = self._match_t(report.released_at)

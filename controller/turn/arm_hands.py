@@ -127,7 +127,9 @@ class ArmHands(ArmPlacing, ArmPulling):
             kept[key] = along
         self._ids = {k: v for k, v in self._ids.items() if k in kept}
         self._ids.update({(b.layer, b.slot): b.block for b in obs.blocks})
-        return {**kept, **obs.far_out, **obs.protrusions()}
+        self._ids.update({key: block for key, (block, _) in obs.far_out.items()})
+        far = {key: along for key, (_, along) in obs.far_out.items()}
+        return {**kept, **far, **obs.protrusions()}
 
     def _stands(self, source: Slot) -> float | None:
         """Where the block at `source` stands along its layer's axis (m, its centre) as the hands

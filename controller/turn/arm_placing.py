@@ -71,8 +71,8 @@ class ArmPlacing:
                 released = self.run_place(plan, layer=target[0], as_landed=order.as_landed)
                 break
             except HeldDropped:
-                self.moves.open_fully()       # nothing in them: open, as after any release
                 self._pull = None
+                self.moves.open_fully()       # nothing in them: open, as after any release
                 raise
             except _LandedHigh as high:
                 away = away_from_neighbours(self.obs, target, self.planner.tower)

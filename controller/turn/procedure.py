@@ -18,8 +18,9 @@ from typing import Callable
 
 from controller.turn.checks import moved_out, outcome_problem
 from controller.turn.hands import GaveUp, Hands, Look, PlaceOrder, Pulled, Slot
-from controller.turn.report import (HeldDropped, HeldTurned, NoMoveError, Phase, PhaseClock, PlaceMissed,
-                                    ProbeRecord, Recovery, TowerFellError, TurnError, TurnReport)
+from controller.turn.report import (HeldDropped, HeldTurned, NoMoveError, Phase, PhaseClock,
+                                    PlaceMissed, ProbeRecord, Recovery, TowerFellError, TurnError,
+                                    TurnReport)
 from controller.wording import GAVE_UP_WHY, grasp_tries, slot_name
 from planning.looseness import LoosenessBelief, ProbeMemory
 from planning.motion.contact_geometry import PLACE_GUARD_N, PLACE_OVERHANG, PUSH_THROUGH
@@ -152,7 +153,7 @@ class Turn:
             except TowerFellError:
                 final = None
             except PerceptionError as exc:      # seen standing, but never read as a tower
-                report.error = str(exc)
+                report.error = f"{report.error}; {exc}" if report.error else str(exc)
                 return report
         report.fell = final is None
         if final is not None:

@@ -16,9 +16,10 @@ from planning.game.cell.model import Cell
 
 log = logging.getLogger(__name__)
 
-# A wrist load past this share of the sensor's range (where the firmware latches OVERLOAD) is
-# logged with what the arm touches, at most once per REPORT_EVERY_S of world time: what a fault
-# met is then on record, which the controller, seeing only the wrist, cannot say.
+# A wrist load past this share of the sensor's range (where the firmware latches OVERLOAD, on the
+# load less its tare; this is the raw load, the tool's weight in it) is logged with what the arm
+# touches, at most once per REPORT_EVERY_S of world time: what a fault met is then on record,
+# which the controller, seeing only the wrist, cannot say.
 REPORT_SHARE = 0.75
 REPORT_EVERY_S = 1.0
 
@@ -49,11 +50,14 @@ class SimHardware:
         w = self.world
         presence = self.curtain.broken() if self.curtain is not None else False
         wrench = w.wrench()
-        if np.max(np.abs(wrench[:3])) > self._limit_n and w.time - self._reported_at >= REPORT_EVERY_S:
+        # (abs: a world restored to an earlier state runs its clock back)
+        if np.max(np.abs(wrench[:3])) > self._limit_n \
+                and abs(w.time - self._reported_at) >= REPORT_EVERY_S:
             self._reported_at = w.time
-            met = ", ".join(f"{ours} on {other} {force:.0f} N" for ours, other, force in w.arm_contacts())
-            log.warning("the wrist reads %s N at t=%.3f s: %s", np.round(wrench[:3]).tolist(), w.time,
-                        met or "no contact (an acceleration)")
+            met = ", ".join(f"{ours} on {other} {force:.0f} N"
+                            for ours, other, force in w.arm_contacts())
+            log.warning("the wrist reads %s N at t=%.3f s: %s", np.round(wrench[:3]).tolist(),
+                        w.time, met or "no contact (an acceleration)")
         return HardwareState(w.joint_positions(), w.joint_velocities(), w.gripper_width(), wrench,
                              presence)
 

@@ -187,10 +187,11 @@ class SimWorld:
         force = np.zeros(6)
         for i in range(d.ncon):
             c = d.contact[i]
-            b1, b2 = m.geom_bodyid[c.geom1], m.geom_bodyid[c.geom2]
+            g1, g2 = int(c.geom[0]), int(c.geom[1])
+            b1, b2 = m.geom_bodyid[g1], m.geom_bodyid[g2]
             if (b1 in self._arm_bodies) == (b2 in self._arm_bodies):
                 continue
-            ours, other = (c.geom1, c.geom2) if b1 in self._arm_bodies else (c.geom2, c.geom1)
+            ours, other = (g1, g2) if b1 in self._arm_bodies else (g2, g1)
             mujoco.mj_contactForce(m, d, i, force)
             found.append((_name(m, ours), _name(m, other), float(force[0])))
         return sorted(found, key=lambda f: -f[2])

@@ -1028,9 +1028,14 @@ def test_a_block_out_at_the_front_the_next_look_reads_as_empty_stays_an_obstacle
     # out too far to be read in its slot, it stands where its marker is seen
     far = _tower_obs([blocks[0], None, blocks[2]], empty=[(7, 1)])
     far.out_of_place.append(1)
-    far.far_out[(7, 1)] = -out * 3
+    far.far_out[(7, 1)] = (1, -out * 3)
     _seen(far, hands)
     assert planner.checker.sticking_out == {(7, 1): -out * 3}
+    # then seen on the table: gone from there
+    gone = _tower_obs([blocks[0], None, blocks[2]], empty=[(7, 1)])
+    gone.on_table.append(1)
+    _seen(gone, hands)
+    assert planner.checker.sticking_out == {}
 
 
 def test_a_neighbour_seen_carried_out_is_pushed_home_from_where_it_was_seen(planner, default_cell,

@@ -67,6 +67,16 @@ def test_a_block_laid_the_wrong_way_on_top():
     assert codes(move) == [ViolationCode.WRONG_ORIENTATION]
 
 
+def test_a_block_out_too_far_to_be_read_in_its_slot_is_not_one_laid_across():
+    """Its marker is read in no slot, as that of a block laid across the top is, but along its
+    slot's line: a block still being drawn, not a move made."""
+    block = FRESH[5, 1]
+    after = seen(moved(FRESH, (5, 1), None), out_of_place=[block])
+    after.far_out[(5, 1)] = (block, 0.06)
+    move = judge_seen_move(seen(FRESH), after)
+    assert not move.laid_across and not move.complete and move.violations == []
+
+
 def test_a_tested_block_left_out_and_the_tolerance_of_the_rules():
     after = seen(moved(FRESH, (5, 1), (19, 1)), protrusions={(7, 2): 3.5, (8, 0): 0.6})
     move = judge_seen_move(seen(FRESH), after)

@@ -15,7 +15,7 @@ from tests.controller.test_person_turn_fall import FRESH, _fallen, _runner
 from tests.controller.test_match_resume import _seen
 
 
-def _robot_turn(tmp_path, default_cell, monkeypatch, sees, holding=False):
+def _robot_turn(tmp_path, default_cell, monkeypatch, sees, holding=False, dropped=False):
     runner, path = _runner(tmp_path, default_cell, sees, hand=lambda t: False, starter=ROBOT)
     retracted = []
     monkeypatch.setattr(runner_module, "retract", lambda arm, planner, layers, keep_held=False:
@@ -23,6 +23,8 @@ def _robot_turn(tmp_path, default_cell, monkeypatch, sees, holding=False):
 
     def play(number, blocks_moved, watch_window):
         runner.link.arm.t += 30.0
+        if dropped:        # the block fell from the fingers on the way to the top
+            return SimpleNamespace(target=None, error="the block fell from the gripper")
         raise TowerFellError("the tower fell as the block was pulled out")
     runner.robot = SimpleNamespace(play=play, hands=SimpleNamespace(planner=None, holding=holding))
     return runner, path, retracted
@@ -57,3 +59,21 @@ def test_a_fall_the_cameras_see_in_the_robots_turn_loses_it_the_round(tmp_path, 
     assert "fall" in [e["event"] for e in events] and retracted
     end = next(e for e in events if e["event"] == "round_end")
     assert end["result"]["loser"] == ROBOT
+
+
+@pytest.mark.parametrize("knocked_down", [False, True])
+def test_a_block_dropped_on_the_way_up_stops_the_match_unless_it_knocked_the_tower_down(
+        tmp_path, default_cell, monkeypatch, knocked_down):
+    """The arm cannot pick a dropped block up again: with the tower standing the match stops,
+    resumable, saying so; a tower the block knocked down is the robot's fall."""
+    sees = (lambda t: _fallen(FRESH) if t > 10.0 else _seen(FRESH)) if knocked_down \
+        else (lambda t: _seen(FRESH))
+    runner, path, retracted = _robot_turn(tmp_path, default_cell, monkeypatch, sees, dropped=True)
+    if knocked_down:
+        runner._robot_turn()
+        end = next(e for e in read_events(path) if e["event"] == "round_end")
+        assert end["result"]["loser"] == ROBOT
+    else:
+        with pytest.raises(MatchError, match="fell from the gripper.*resume the match"):
+            runner._robot_turn()
+    assert len(retracted) == 1

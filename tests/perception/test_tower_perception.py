@@ -143,10 +143,11 @@ def test_blocks_sticking_out_too_far_to_be_read_in_their_slots_are_seen_where_th
     world.close()
     assert not obs.fell and obs.on_table == []
     assert set(obs.far_out) == set(moved) and set(obs.out_of_place) == ids
+    assert {block for block, _ in obs.far_out.values()} == ids
     assert not ids & {b.block for b in obs.blocks}
     for key, out in moved.items():
         assert not obs.occupancy[key]
-        assert obs.far_out[key] == pytest.approx(out, abs=0.004), key
+        assert obs.far_out[key][1] == pytest.approx(out, abs=0.004), key
 
 
 @pytest.mark.parametrize("layer, on_table", [(4, {40}), (2, set())])
