@@ -165,7 +165,10 @@ def forced_order(tower: TowerState, belief: LoosenessBelief, dims: BlockDims,
     ordered = sorted(ranked, key=lambda c: (c.margin_mm < 0, c.source in belief.stuck,
                                             -c.p_loose, peaks.get(c.source, np.inf),
                                             -c.margin_mm, c.source))
-    return [(c.source, min(jam_n, c.push_limit_n)) for c in ordered]
+    # Never below MIN_PUSH_N: where the model says the tower tips at no force at all (a support
+    # it cannot find under some interface) the tower still stands, and a forced move is made
+    # anyway; a zero guard is no guard (the firmware refuses it: tower 11 stopped on that).
+    return [(c.source, max(MIN_PUSH_N, min(jam_n, c.push_limit_n))) for c in ordered]
 
 
 def set_down_ends(tower: TowerState, dims: BlockDims, target: tuple[int, int], overhang: float,

@@ -26,6 +26,11 @@ class ForceGuard:
     direction: tuple[float, float, float]
     threshold_n: float
 
+    def __post_init__(self):
+        # the firmware refuses a guard that never lets a move start: say so where it is made
+        if not self.threshold_n > 0:
+            raise ValueError(f"a force guard needs a threshold above 0 N, not {self.threshold_n}")
+
 
 @dataclass(frozen=True)
 class MoveStep:

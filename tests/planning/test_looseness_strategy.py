@@ -268,3 +268,18 @@ def test_a_forced_move_takes_blocks_the_tower_stands_without_first_the_loosest_f
     assert safe[0] == (9, 2) and safe[-1] == (3, 0)
     # no push past the jam limit, nor past the force that would tip the tower
     assert all(0 < jam_n <= JAM_N for _, jam_n in order)
+
+
+def test_a_forced_move_pushes_gently_where_the_model_says_the_tower_tips_at_no_force(monkeypatch):
+    """Tower 11, turn 17: the model found no support under some interface (a push limit of 0 N);
+    the forced move's guard was 0 N, which the firmware refused, and the game stopped. The tower
+    stands: the block is pushed, with the gentlest guard the turn uses."""
+    import planning.strategy as strategy
+    from planning.motion.plans import ForceGuard
+    dims = BlockDims(0.075, 0.025, 0.015, 0.0135)
+    t = tower(*[(1, 1, 1)] * 18)
+    monkeypatch.setattr(strategy, "push_limit_n", lambda *a, **k: 0.0)
+    order = strategy.forced_order(t, LoosenessBelief.prior(t), dims)
+    assert order and all(jam_n == strategy.MIN_PUSH_N for _, jam_n in order)
+    with pytest.raises(ValueError, match="above 0 N"):
+        ForceGuard((1.0, 0.0, 0.0), 0.0)
