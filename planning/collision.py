@@ -149,34 +149,37 @@ class CollisionChecker:
 
     def contacts(self, q: np.ndarray, tower_layers: float, tower_margin: float,
                  exempt: tuple[str, ...] = (), held: HeldBlock | None = None,
-                 fine_margin: float | None = None) -> list[Contact]:
+                 fine_margin: float | None = None, table_margin: float | None = None
+                 ) -> list[Contact]:
         """Every capsule closer than `tower_margin` to the tower box (`fine_margin` for the thin
         parts, when given), or than its table margin to the table, or than the curtain's keep-out
         to its plane, and every tool part too close to a big link of the arm. Parts named in
         `exempt` may touch the tower (the probe while it pushes, a block while it is pulled or
-        set down)."""
+        set down). `table_margin`: every part but the base at least this far from the table."""
         caps = self.arm.link_capsules_many(np.asarray(q, float)[None, :], held)
         clearance, required, labels = self._clearances(caps, tower_layers, tower_margin, exempt,
-                                                       fine_margin)
+                                                       fine_margin, table_margin)
         return [Contact(*labels[i], float(clearance[0, i]))
                 for i in np.flatnonzero(clearance[0] < required)]
 
     def is_clear(self, q: np.ndarray, tower_layers: float, tower_margin: float,
                  exempt: tuple[str, ...] = (), held: HeldBlock | None = None,
-                 fine_margin: float | None = None) -> bool:
+                 fine_margin: float | None = None, table_margin: float | None = None) -> bool:
         return bool(self.clear_many(np.asarray(q, float)[None, :], tower_layers, tower_margin,
-                                    exempt, held, fine_margin)[0])
+                                    exempt, held, fine_margin, table_margin)[0])
 
     def clear_many(self, qs: np.ndarray, tower_layers: float, tower_margin: float,
                    exempt: tuple[str, ...] = (), held: HeldBlock | None = None,
-                   fine_margin: float | None = None) -> np.ndarray:
+                   fine_margin: float | None = None, table_margin: float | None = None
+                   ) -> np.ndarray:
         """`is_clear` for N configurations (N, J) at once: (N,) booleans."""
         caps = self.arm.link_capsules_many(qs, held)
         clearance, required, _ = self._clearances(caps, tower_layers, tower_margin, exempt,
-                                                  fine_margin)
+                                                  fine_margin, table_margin)
         return np.all(clearance >= required, axis=1)
 
-    def _clearances(self, caps, tower_layers, tower_margin, exempt, fine_margin):
+    def _clearances(self, caps, tower_layers, tower_margin, exempt, fine_margin,
+                    table_margin=None):
         """Every check of N configurations: clearances (N, C), what each must keep (C,) and
         what each is between ((part, obstacle), C of them). Checks: capsules against the tower,
         the table and the curtain's plane; tool parts against the big links."""
@@ -198,6 +201,8 @@ class CollisionChecker:
         labels = [(name, "tower") for name, c in zip(names, checked) if c]
         table = np.minimum(caps.starts[..., 2], caps.ends[..., 2]) - radii
         table_required = np.where(fine, TABLE_MARGIN_FINE, TABLE_MARGIN)
+        if table_margin is not None:
+            table_required = np.maximum(table_required, table_margin)
         table_required = np.where(np.array(names) == "base", -np.inf, table_required)
         labels += [(name, "table") for name in names]
         columns, required = [tower, table], [tower_required, table_required]

@@ -22,7 +22,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from planning.game.cell.model import Cell
-from planning.collision import CollisionChecker, describe
+from planning.collision import TABLE_MARGIN, CollisionChecker, describe
 from planning.kinematics import ArmModel, HeldBlock, IKError
 from planning.motion import tool_poses
 from planning.motion.paces import (APPROACH_SPEED, FREE_ACCEL, LINE_ACCEL, LINE_STEP,
@@ -49,6 +49,7 @@ class _Contact:
     held: HeldBlock | None = None
     fine_margin: float | None = FINGER_MARGIN
     every_block: bool = False    # the worked blocks' sticking-out parts too (transit paths)
+    table_margin: float | None = None   # every part at least this far from the table
 
 
 def _works_block(plan):
@@ -350,10 +351,11 @@ class MotionPlanner:
                          raised=raised)
 
     def _transit(self, q_start, q_goal, tower_layers, held=None) -> JointTrajectory:
-        # The path keeps clear of every block that sticks out, the one a move works too; near
-        # its ends (approach poses, maybe near that block) to the margins the ends keep.
+        # Clear of every block that sticks out, the worked one too, and off the table by the big
+        # parts' margin (a finger's box reaches 6 mm past its capsule: 2 mm off, a transit of
+        # tower 13 hit it at 343 N); near its ends, to the margins the ends keep.
         wide = _Contact(tower_layers, TRANSIT_MARGIN, held=held, fine_margin=None,
-                        every_block=True)
+                        every_block=True, table_margin=TABLE_MARGIN)
         close = _Contact(tower_layers, CONTACT_MARGIN, held=held)
         return transit_between(self, q_start, q_goal, tower_layers, held, wide, close)
 
@@ -469,16 +471,16 @@ class MotionPlanner:
         if not clear.all():
             raise PlanError(describe(self.checker.contacts(
                 qs[int(np.argmin(clear))], contact.tower_layers, contact.margin, contact.exempt,
-                contact.held, contact.fine_margin)))
+                contact.held, contact.fine_margin, contact.table_margin)))
 
     def _clear(self, q, contact: _Contact) -> bool:
         return self.checker.is_clear(q, contact.tower_layers, contact.margin, contact.exempt,
-                                     contact.held, contact.fine_margin)
+                                     contact.held, contact.fine_margin, contact.table_margin)
 
     def _clear_many(self, qs, contact: _Contact) -> np.ndarray:
         checker = self._every_block if contact.every_block else self.checker
         return checker.clear_many(qs, contact.tower_layers, contact.margin, contact.exempt,
-                                       contact.held, contact.fine_margin)
+                                       contact.held, contact.fine_margin, contact.table_margin)
 
     @staticmethod
     def _guard(threshold_n, direction, world_up=None) -> ForceGuard | None:

@@ -603,3 +603,22 @@ def test_near_its_ends_a_transit_keeps_the_margins_its_ends_keep(planner):
         near = qs[_near(qs, qs[0], qs[-1])]
         assert planner.checker.clear_many(near, TALL, CONTACT_MARGIN,
                                           fine_margin=FINGER_MARGIN).all()
+
+
+def test_a_transit_keeps_every_part_off_the_table_by_the_big_parts_margin(planner):
+    """A finger's flat box reaches 6 mm past its capsule: a transit of tower 13 that held the
+    fingers 2 mm off the table ran one into it at 343 N. Away from its ends (work poses at the
+    low layers), a transit keeps every part TABLE_MARGIN off the table (from a push's approach
+    at layer 4 to a pull's at layer 4 or 5, parts came within 4-5 mm of it)."""
+    from planning.collision import TABLE_MARGIN
+    from planning.motion.transit import near_ends
+    home = planner.arm.home
+    start = planner.push(home, 4, 1, 0.005, tower_layers=TALL).step("transit").trajectory.end
+    for layer in (4, 5):
+        goal = planner.pull(home, layer, 1, 0.035, tower_layers=TALL).step("transit").trajectory.end
+        traj = planner._transit(start, goal, TALL)
+        qs = np.array([traj.sample(t) for t in np.linspace(0, traj.duration, 300)])
+        away = qs[~near_ends(qs, traj.start, traj.end)]
+        low = [c for q in away for c in planner.checker.contacts(
+            q, TALL, 0.0, table_margin=TABLE_MARGIN - 0.001) if c.obstacle == "table"]
+        assert len(away) and not low, low[:3]
