@@ -126,6 +126,21 @@ def test_blocks_sticking_out_too_far_to_be_read_in_their_slots_are_seen_where_th
     camera (layer 12's was read in layer 10's); its marker's ray and size say which slot it sticks
     out of and how far, for the arm to keep clear of it. The look left such a block out of the
     tower the arm keeps clear of."""
+    obs, moved, ids = _seen_out_toward_the_cameras(default_cell, ((12, 2, 0.06), (15, 1, 0.06),
+                                                                  (8, 0, 0.07)))
+    assert not obs.fell and obs.on_table == []
+    assert set(obs.far_out) == set(moved) and set(obs.out_of_place) == ids
+    assert {block for block, _ in obs.far_out.values()} == ids
+    assert not ids & {b.block for b in obs.blocks}
+    for key, out in moved.items():
+        assert not obs.occupancy[key]
+        assert obs.far_out[key][1] == pytest.approx(out, abs=0.004), key
+
+
+def _seen_out_toward_the_cameras(default_cell, outs):
+    """A settled seed-1 tower with the blocks of `outs` ((layer, slot, m)) slid that far out
+    toward the cameras, as the cameras see it: the observation, where each block's centre now
+    stands along its layer's axis ((layer, slot) -> m), and the moved blocks."""
     import hardware.sim  # noqa: F401
     from hardware.sim.ground_truth import GroundTruth
     from hardware.sim.scenes import shift_block
@@ -134,20 +149,13 @@ def test_blocks_sticking_out_too_far_to_be_read_in_their_slots_are_seen_where_th
     tower = TowerGeometry.from_cell(default_cell)
     world = SimWorld(default_cell, 1)
     truth = GroundTruth(world)
-    moved = {(layer, slot): -tower.front_end(layer) * out
-             for layer, slot, out in ((12, 2, 0.06), (15, 1, 0.06), (8, 0, 0.07))}
+    moved = {(layer, slot): -tower.front_end(layer) * out for layer, slot, out in outs}
     ids = {truth.block_at(*key) for key in moved}
     for (layer, slot), out in moved.items():
         shift_block(world, truth.block_at(layer, slot), out)
     obs = Perception(default_cell).observe(frames_of(world)).observation
     world.close()
-    assert not obs.fell and obs.on_table == []
-    assert set(obs.far_out) == set(moved) and set(obs.out_of_place) == ids
-    assert {block for block, _ in obs.far_out.values()} == ids
-    assert not ids & {b.block for b in obs.blocks}
-    for key, out in moved.items():
-        assert not obs.occupancy[key]
-        assert obs.far_out[key][1] == pytest.approx(out, abs=0.004), key
+    return obs, moved, ids
 
 
 @pytest.mark.parametrize("layer, on_table", [(4, {40}), (2, set())])
@@ -256,20 +264,8 @@ def test_blocks_sticking_far_out_at_the_seen_end_are_read_in_their_slots(default
     """A block 20-30 mm out toward the cameras (pushed from the front) whose marker both cameras
     read is in its slot, sticking out as far as it does: read as empty, it was left out of the
     tower the arm keeps clear of."""
-    import hardware.sim  # noqa: F401
-    from hardware.sim.ground_truth import GroundTruth
-    from hardware.sim.scenes import shift_block
-    from hardware.sim.world import SimWorld
-    from planning.game.geometry import TowerGeometry
-    tower = TowerGeometry.from_cell(default_cell)
-    world = SimWorld(default_cell, 1)
-    truth = GroundTruth(world)
-    moved = {(layer, slot): -tower.front_end(layer) * out
-             for layer, slot, out in ((12, 2, 0.03), (15, 1, 0.02), (17, 0, 0.03))}
-    for (layer, slot), out in moved.items():
-        shift_block(world, truth.block_at(layer, slot), out)
-    obs = Perception(default_cell).observe(frames_of(world)).observation
-    world.close()
+    obs, moved, _ = _seen_out_toward_the_cameras(default_cell, ((12, 2, 0.03), (15, 1, 0.02),
+                                                                (17, 0, 0.03)))
     for key, out in moved.items():
         seen = obs.block_at(*key)
         assert obs.occupancy[key] and seen is not None, key
