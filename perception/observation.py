@@ -130,26 +130,26 @@ class TowerObserver:
         in_slot = {b.block for b in blocks}
         out_of_place = sorted({s.block for _, s in fit.unassigned} - in_slot)
         top = max((b.layer for b in blocks), default=0) + 1
-        table_points, far_out = self._off_the_slots(fit, top, blocks)
+        full = {key for key, is_full in occupancy.items() if is_full}
+        table_points, far_out = self._off_the_slots(fit, top, full)
         on_table = sorted(table_points)
         fell = (total >= 6 and assigned < FALLEN_ASSIGNED_FRACTION * total) \
             or fit.residual_mm > FALLEN_RESIDUAL_MM or fit.tilt_deg > FALLEN_TILT_DEG \
             or len(blocks) < 3 or len(on_table) >= FALLEN_BLOCKS_ON_TABLE
         return TowerObservation(time, fit.pose, fit.tilt_deg, fit.residual_mm, blocks, occupancy,
-                                unread, out_of_place, fell, total, on_table, table_points,
-                                {k: v for k, v in far_out.items() if not occupancy.get(k, False)})
+                                unread, out_of_place, fell, total, on_table, table_points, far_out)
 
-    def _off_the_slots(self, fit: TowerFit, layers: int, blocks: list[BlockObservation]
+    def _off_the_slots(self, fit: TowerFit, layers: int, full: set[tuple[int, int]]
                        ) -> tuple[dict[int, tuple[float, float, float]],
                                   dict[tuple[int, int], tuple[int, float]]]:
         """The markers read in no slot, of `layers`: the blocks lying on the table near the tower
         (fallen off it) and where (a marker's centre, where its camera's ray meets the table),
         and the slots whose blocks stick out too far to be read in them, and how far (a block's
         centre along its layer's axis, m). A marker that could be a block of one of `layers`
-        sticking out of its slot (seen so by either camera) is not on the table."""
+        sticking out of its slot (seen so by either camera) is not on the table; one sticking out
+        of a slot read `full` is not far out of it."""
         table, sticking_out, far_out = {}, set(), {}
         centre = fit.pose.to_world(np.zeros((1, 3)))[0]
-        read = {(b.layer, b.slot) for b in blocks}
         for name, sighting in fit.unassigned:
             camera = self.cameras[name]
             ray = camera.rays(sighting.centre[None, :])[0]
@@ -157,7 +157,7 @@ class TowerObserver:
             if ray[2] >= -1e-6:
                 continue
             table_m = (TABLE_MARKER_HEIGHT - origin[2]) / ray[2]
-            slid = self._slid_out(camera, sighting, ray, fit.pose, layers, table_m, read)
+            slid = self._slid_out(camera, sighting, ray, fit.pose, layers, table_m, full)
             if slid is not None:
                 sticking_out.add(sighting.block)
                 if slid[0] is not None:
@@ -169,14 +169,14 @@ class TowerObserver:
         return {b: p for b, p in table.items() if b not in sticking_out}, far_out
 
     def _slid_out(self, camera: CameraModel, sighting, ray: np.ndarray, pose: TowerPose,
-                  layers: int, table_m: float, read: set[tuple[int, int]]
+                  layers: int, table_m: float, full: set[tuple[int, int]]
                   ) -> tuple[tuple[int, int] | None, float] | None:
         """None unless the marker may be that of a block sticking out of one of `layers` rather
         than one on the table `table_m` along its ray: its ray passes near where a slid-out end
         face would be, and its size puts it nearer that distance than the table's, or cannot
         tell the two apart (low layers, whose lines lie just above the table). Then the slot it
         sticks out of, when its size says so (None if it cannot tell, or that slot is read
-        holding a block: a block on the table is no obstacle in the tower), and its centre along
+        `full`: a block on the table is no obstacle in the tower), and its centre along
         the layer's axis (m). `ray`: the camera's ray through the marker's centre (world)."""
         origin = camera.position
         faces = self.estimator.candidate_faces(camera, pose, layers)
@@ -185,18 +185,16 @@ class TowerObserver:
         if not len(near):
             return None
         found = marker_in_world(camera, sighting, self.model.marker_side)
-        seen_m = float(np.linalg.norm(found[0] - origin)) if found is not None else None
-        if seen_m is None:
+        if found is None:
             return None, 0.0
+        seen_m = float(np.linalg.norm(found[0] - origin))
         off = np.abs(np.log(seen_m / along_m[near]))
-        sure = off < abs(np.log(seen_m / table_m))
-        if not np.any(sure) and np.all(np.abs(np.log(table_m / along_m[near])) >= SIZE_CANNOT_TELL):
-            return None
-        if not np.any(sure):
-            return None, 0.0
+        if not np.any(off < abs(np.log(seen_m / table_m))):     # the size does not say the slot
+            cannot_tell = np.any(np.abs(np.log(table_m / along_m[near])) < SIZE_CANNOT_TELL)
+            return (None, 0.0) if cannot_tell else None
         best = near[int(np.argmin(off))]
         key = (int(faces.layer[best]), int(faces.slot[best]))
-        return (None if key in read else key), float(faces.end[best] * slid[best])
+        return (None if key in full else key), float(faces.end[best] * slid[best])
 
     def _ray_to_slid_faces(self, pose: TowerPose, faces, origin: np.ndarray, ray: np.ndarray
                            ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

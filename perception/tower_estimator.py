@@ -201,9 +201,9 @@ class TowerEstimator:
         # A marker both cameras place far out along a slot's line is a block sticking out of it,
         # in no slot: one camera alone could give it to a face it hides (seen: a block 60 mm out
         # of layer 12 taken for layer 10's, whose marker it hid from the right camera).
-        far = {sa.marker for ((_, sa), _), is_far in zip(pairs, self._too_far_out(centres, pose, top))
-               if is_far}
-        for ((na, sa), (nb, sb)), face in zip(pairs, self._faces_at(centres, pose, top)):
+        at, too_far = self._faces_and_too_far(centres, pose, top)
+        far = {sa.marker for ((_, sa), _), is_far in zip(pairs, too_far) if is_far}
+        for ((na, sa), (nb, sb)), face in zip(pairs, at):
             if face is None or (face.layer, face.slot, face.end) in taken:
                 continue
             taken.add((face.layer, face.slot, face.end))
@@ -251,16 +251,18 @@ class TowerEstimator:
 
     def _faces_at(self, centres: np.ndarray, pose: TowerPose, top: int) -> list[SlotFace | None]:
         """For each world point, the slot face whose marker sits there, if any is near enough."""
+        return self._faces_and_too_far(centres, pose, top)[0]
+
+    def _faces_and_too_far(self, centres: np.ndarray, pose: TowerPose, top: int
+                           ) -> tuple[list[SlotFace | None], np.ndarray]:
+        """For each world point, the slot face whose marker sits there, if any is near enough,
+        and whether it lies on a slot face's line further out than OUT_M, within a block's
+        length: a block sticking out too far to be read in its slot."""
         row, on_line, out = self._face_lines(centres, pose, top)
         ok = on_line & (out >= -TRACK_M) & (out <= OUT_M)
         table = self._all_faces(pose.pitch, top)
-        return [table.face(int(r)) if good else None for r, good in zip(row, ok)]
-
-    def _too_far_out(self, centres: np.ndarray, pose: TowerPose, top: int) -> np.ndarray:
-        """For each world point, whether it lies on a slot face's line further out than OUT_M,
-        within a block's length: a block sticking out too far to be read in its slot."""
-        _, on_line, out = self._face_lines(centres, pose, top)
-        return on_line & (out > OUT_M) & (out <= self.model.length)
+        faces = [table.face(int(r)) if good else None for r, good in zip(row, ok)]
+        return faces, on_line & (out > OUT_M) & (out <= self.model.length)
 
     def _face_lines(self, centres: np.ndarray, pose: TowerPose, top: int):
         """For each world point: the row of the face table (layers 1..top) whose slot line it

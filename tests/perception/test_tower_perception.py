@@ -195,7 +195,7 @@ def test_a_marker_on_the_table_behind_a_slots_line_is_on_the_table_by_its_size(d
     fit = TowerFit(pose, 0.0, [], [(camera.name, sighting(40, lying)), (camera.name, sighting(41, slid))])
     assert np.linalg.norm(np.cross(out, ray)) > 0.1            # the face is not end-on to the camera
     assert np.linalg.norm(spot[:2] - pose.to_world(np.zeros((1, 3)))[0, :2]) < FALL_ZONE_M
-    assert set(observer._off_the_slots(fit, 18, [])[0]) == on_table
+    assert set(observer._off_the_slots(fit, 18, set())[0]) == on_table
 
 
 def _sightings(perception, shifted: dict, skip: tuple | None = None) -> dict:
