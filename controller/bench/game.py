@@ -52,6 +52,7 @@ class TurnRecord:
     wall_s: float = 0.0        # this machine's time for the turn: its cost, not its outcome
     forced: bool = False       # no block seemed to come out: the least-loaded one was worked
     recoveries: list = field(default_factory=list)   # the kind of each surprise got over
+    notes: list = field(default_factory=list)  # what the turn gave up on and got over, in words
     error: str | None = None   # why the turn was illegal or stopped, in its words
     phase: str | None = None   # the phase under way when it ended (controller/turn/report.py)
 
@@ -191,6 +192,7 @@ def game_record(result: SoloResult, policy: str, seed: int, mode: str, start_sto
             stories=report.stories, taken_after_all=report.taken_after_all,
             wall_s=round(float(turn_wall_s[i]), 2) if i < len(turn_wall_s) else 0.0,
             forced=report.forced, recoveries=[r["kind"] for r in report.recoveries],
+            notes=list(report.notes),
             error=report.error, phase=str(report.phase) if report.phase else None))
     if result.turns and (result.fell or result.error):
         last = game.turns[-1]

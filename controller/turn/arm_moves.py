@@ -21,6 +21,11 @@ from planning.motion.trajectory import JointTrajectory, time_path
 # turn's moves in the simulated cell the wrist reading is back within its noise (0.04-0.06 N at
 # most over 50 ms) 0.15 s after the arm stops, and still off by up to 0.09 N 0.10-0.15 s after.
 DWELL_S = 0.2
+# A move starts from where the arm stands when it is this close to the move's start (rad, the
+# largest joint); up to JOIN_MAX_RAD off, a tiny joint move joins the two first. Farther off is
+# not a guarded stop's slack: a plan that must start elsewhere is planned again from here.
+AT_START_RAD = 1e-3
+JOIN_MAX_RAD = 0.05
 
 
 def works_block(skill):
@@ -96,9 +101,9 @@ class ArmMoves:
         start = self.arm.device_time()
         q = self.q()
         traj = step.trajectory
-        gap = np.max(np.abs(traj.start - q))
-        if gap > 1e-3:
-            if gap > 0.05:
+        gap = float(np.max(np.abs(traj.start - q)))
+        if gap > AT_START_RAD:
+            if gap > JOIN_MAX_RAD:
                 raise TurnError(f"{step.label}: the arm is {np.degrees(gap):.1f} deg from where the "
                                 f"move starts")
             cell = self.planner.cell.arm
@@ -127,6 +132,10 @@ class ArmMoves:
         self._timed(step.label, start)
         self.check_halted(step.label)
         return result
+
+    def gap(self, trajectory: JointTrajectory) -> float:
+        """How far (rad, the largest joint) the arm stands from where `trajectory` starts."""
+        return float(np.max(np.abs(trajectory.start - self.q())))
 
     def _where(self, label: str) -> str:
         """The move a fault stopped, and what the wrist read then (N, tool frame): what to look

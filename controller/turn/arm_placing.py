@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from controller.turn.arm_moves import AT_START_RAD
 from controller.turn.checks import (away_from_neighbours, neighbours_in, placement_shift,
                                     support_rise)
 from controller.turn.hands import PlaceOrder
@@ -121,6 +122,10 @@ class ArmPlacing:
                 # the align push met the block sooner than planned: back out from where it stopped
                 self._retreat(plan, "align_retreat", "align_", gentle=True)
                 continue
+            if step.label == "back_off" or (step.label.endswith("transit")
+                                            and self.moves.gap(step.trajectory) > AT_START_RAD):
+                self._from_here(step, layer)
+                continue
             if step.label == "descend" and not as_landed:
                 self.grip.check_still_held()
             if step.guard is not None:
@@ -134,6 +139,34 @@ class ArmPlacing:
                 stopped_early = result.outcome is MotionOutcome.GUARD
                 released = self.arm.device_time()
         return released if released is not None else self.arm.device_time()
+
+    def _from_here(self, step: MoveStep, layer: int | None) -> None:
+        """Run a move of the place plan that follows the set-down from where the arm stands: a
+        set-down its guard stopped short (let go where it landed, higher than planned: a tower 24
+        turn stopped on the 2.9 deg between) leaves the fingers elsewhere than the plan has them.
+        The open fingers back off the block by the plan's own way back and up; a transit (to the
+        push home) is planned again from where that left them."""
+        keep_out = self.layers if layer is None else layer
+        if step.label.endswith("transit"):
+            self.moves.transit(step.trajectory.end, keep_out)
+            return
+        if self.moves.gap(step.trajectory) <= AT_START_RAD:
+            self.moves.follow(step)
+            return
+        fk = self.planner.arm.fk
+        way = fk(step.trajectory.end, "grasp").t - fk(step.trajectory.start, "grasp").t
+        errors = []
+        # the plan's way back and up, else straight up by as much: the fingers were around the
+        # block's end in the layer placed on, and keep out of the one below
+        for move in (way, np.array([0.0, 0.0, max(way[2], 0.0)])):
+            try:
+                self.moves.run(self.planner.straight(self.moves.q(), "grasp", move,
+                                                     tower_layers=keep_out - 1, label=step.label,
+                                                     **retreat_pace(gentle=False)))
+                return
+            except PlanError as exc:
+                errors.append(str(exc))
+        raise TurnError(f"the fingers cannot leave the block they set down: {'; '.join(errors)}")
 
     def _check_landing(self, settle: MoveStep, result: MotionResult, keep_out: float) -> None:
         """A set-down stopped by its guard well above the block's rest sat on something: lift

@@ -387,6 +387,7 @@ class Turn:
         return short
 
     def _note(self, text: str) -> None:
+        self.report.notes.append(text)
         if self.player.on_note is not None:
             self.player.on_note(text)
 

@@ -1096,3 +1096,32 @@ def test_a_device_fault_says_which_move_it_stopped_and_what_the_wrist_read(plann
                                           r"N: 3, -4, 212 in the tool's x, y, z\)") as fault:
         hands.probe((7, 1), 0.5)
     assert fault.value.fault == Fault.OVERLOAD
+
+
+@pytest.mark.parametrize("above_mm", [4.0, 20.0])
+def test_fingers_let_go_where_the_block_landed_high_back_off_from_there(planner, default_cell,
+                                                                        above_mm):
+    # every place missed, so the block is let go where its set-down stops: 20 mm above its planned
+    # end the arm stands degrees from where the plan's back-off starts (a tower 24 turn stopped so)
+    settles = []
+    arm = RecordingArm(planner.arm.home)
+    _stop_first_set_down(arm, planner, above_mm / 1000, settles)
+    hands = _held(planner, default_cell, arm, [(19, 0, (0.0, -25.0, 276.0))], (12, 1))
+    let_go, after = [], []
+    release, follow = arm.gripper, arm.follow
+
+    def gripper(width, force):
+        let_go.append(planner.arm.fk(arm.q, "grasp").t)
+        return release(width, force)
+
+    def following(times, positions, guard=None):
+        result = follow(times, positions, guard)
+        if let_go:
+            after.append(planner.arm.fk(arm.q, "grasp").t)
+        return result
+    arm.gripper, arm.follow = gripper, following
+    hands.place(PlaceOrder((19, 2), 3.0, 6.0, (1, -1), as_landed=True))
+    assert len(settles) == 1 and hands._pull is None
+    # straight back from the block and 30 mm up, from where the fingers let go
+    assert after[0][2] - let_go[-1][2] == pytest.approx(0.03, abs=1e-3)
+    assert [guard[1] for _, guard in arm.guarded][-1] == 6.0          # then pushed home

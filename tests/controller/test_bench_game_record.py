@@ -27,6 +27,8 @@ def test_each_turn_is_recorded_with_what_it_reported():
     assert first.legal and not first.fell and first.source == list(pulls[0])
     assert second.let_go == 0 and not second.taken_after_all and second.legal
     assert first.probes == len(result.turns[0].probes) and first.time_s > 0
+    # what the turn gave up on, in its words, as it told them
+    assert any("let go" in note for note in first.notes) and first.notes == result.turns[0].notes
     assert game.blocks_moved == 2 and game.ended_by == "move cap"
     assert game.ending == "move cap"
 
