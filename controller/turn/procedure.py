@@ -112,9 +112,12 @@ class Turn:
         self.forced_tried: set[Slot] = set()    # blocks a forced move has worked
         self.pushed_hard: set[Slot] = set()     # and pushed again up to the jam limit
         self.unreachable: set[Slot] = set()     # blocks no push-through could reach
+        self.reached_from_clear = False         # those were tried again from clear of the tower
+        self.blocks_moved = 0
 
     def run(self, blocks_moved: int, watch_window: bool) -> TurnReport:
         hands, report, clock = self.hands, self.report, self.clock
+        self.blocks_moved = blocks_moved
         with clock(Phase.PERCEIVE):
             look = self._look(blocks_moved)
         start = look              # what the turn's move is judged against, whatever came after
@@ -344,6 +347,9 @@ class Turn:
                 self.forced_tried.add(source)
                 if self._push_through(source, jam_n):
                     return source
+        reached = self._reach_from_clear(order)
+        if reached is not None:
+            return reached
         # Every block stopped short of the force the tower's model says would tip it (fast seed
         # 14 at 30 2/3 stories: none came below it). A person would push on, and so does the
         # robot: the least loaded first, up to the push-through's own limit. A fall is the
@@ -358,6 +364,30 @@ class Turn:
             if self._push_through(source, JAM_N):
                 return source
         raise NoMoveError(f"{why}, and not one legal block could be pushed out as a forced move")
+
+    def _reach_from_clear(self, order: list[tuple[Slot, float]]) -> Slot | None:
+        """Once a turn, the blocks no move could reach from where the hands stood are tried again
+        from clear of the tower, after a fresh look (where the hands think blocks stick out is
+        the look's again): a plan fails at its start as readily as at its block, and a forced move
+        whose every block was "unreachable" in no world time at all (tower 23) was not one made.
+        The block that came, or None."""
+        if not self.unreachable or self.reached_from_clear:
+            return None
+        self.reached_from_clear = True
+        again, self.unreachable = self.unreachable, set()
+        self._recovered(Recovery.REACHED_FROM_CLEAR, f"{len(again)} blocks could not be reached "
+                        f"from where the hands stood: tried again from clear of the tower")
+        try:
+            self.hands.clear()
+        except PlanError as exc:
+            self._note(f"the hands could not get clear of the tower ({exc})")
+            self.unreachable = again
+            return None
+        self._look(self.blocks_moved, again=True)     # the hands' picture of the tower, afresh
+        for source, jam_n in order:
+            if source in again and self._push_through(source, jam_n):
+                return source
+        return None
 
     def _push_through(self, source: Slot, jam_n: float | None = None) -> bool:
         """Push `source` out at the front, giving up at `jam_n` (the chooser's limit for it by

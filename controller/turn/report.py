@@ -55,6 +55,7 @@ class Recovery(StrEnum):
     NEIGHBOUR_RESTORED = "put a moved neighbour back"
     PUT_BACK_AGAIN = "put a let-go block back again"   # its slot read empty after the first
     FORCED_MOVE = "forced move"                # no block seemed to come out: the best one worked
+    REACHED_FROM_CLEAR = "reached again from clear of the tower"   # no plan from where it stood
     PLACED_ELSEWHERE = "placed elsewhere"      # a set-down that would not land, moved on
     SET_DOWN_AS_LANDED = "set down where it landed"   # every place missed: let go, not held
     OUTCOME_LOOKED_AGAIN = "looked again after the turn"   # what the window saw, seen again

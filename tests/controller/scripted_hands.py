@@ -43,6 +43,8 @@ class Script:
     unread_looks: int = 0         # the first looks read no tower (a camera's frame lost)
     looks: list[Look] = field(default_factory=list)               # looks to give, in turn
     frees_at_n: Callable[[Slot], float] = lambda source: 0.0     # the push a block comes out at
+    # no test push nor push-through can be planned from where the hands stand until they clear
+    reach_needs_clear: bool = False
 
 
 class ScriptedHands:
@@ -52,6 +54,7 @@ class ScriptedHands:
         self.time = 0.0
         self.held: Slot | None = None
         self.moves: list[dict] | None = None
+        self.cleared = False
 
     def now(self) -> float:
         self.time += 0.1
@@ -82,7 +85,12 @@ class ScriptedHands:
         lying = self.script.out_of_place_after_window if again and self.script.seen_again else ()
         return look_at(TowerState(self.tower.layers, blocks_moved), lying)
 
+    def _reach(self, source) -> None:
+        if self.script.reach_needs_clear and not self.cleared:
+            raise PlanError(f"transit start is in collision: fingers within 8 mm of {source}")
+
     def probe(self, source, guard_n) -> Felt:
+        self._reach(source)
         self.steps.append(("probe", source, round(guard_n, 6)))
         peak, travel, tripped = self.script.feel(source, guard_n)
         return Felt(ProbeOutcome(*source, peak, travel, tripped, guard_n))
@@ -91,6 +99,7 @@ class ScriptedHands:
         self.steps.append(("withdraw",))
 
     def push_through(self, source, jam_n) -> Pushed:
+        self._reach(source)
         self.steps.append(("push_through", source))
         jammed = self.script.jams(source) or self.script.frees_at_n(source) > jam_n
         return Pushed(jammed, 0.01 if jammed else 0.027)
@@ -123,6 +132,7 @@ class ScriptedHands:
 
     def clear(self) -> None:
         self.steps.append(("clear",))
+        self.cleared = True
 
     def watch(self, released_at, window_s, blocks_moved) -> Look | None:
         self.steps.append(("watch", window_s))

@@ -412,6 +412,20 @@ def test_a_block_pushed_out_hard_that_will_not_come_leaves_the_next_to_be_pushed
     assert sum("pushed again up to 3.0 N" in note for note in notes) == 1
 
 
+def test_blocks_no_move_could_reach_from_where_the_hands_stood_are_reached_from_clear():
+    """Tower 23 (full pipeline): no test push nor push-through could be planned from where the
+    arm stood, every block was "unreachable" in no world time, and the game ended with no move."""
+    p, hands = player(script=Script(reach_needs_clear=True))
+    report = p.play(1)
+    assert report.legal and report.forced and report.source is not None
+    assert [r["kind"] for r in report.recoveries] == [str(Recovery.FORCED_MOVE),
+                                                      str(Recovery.REACHED_FROM_CLEAR)]
+    # cleared, looked at afresh, then the block pushed through
+    cleared = hands.steps.index(("clear",))
+    assert hands.steps[cleared + 1] == ("look_again",)
+    assert ("push_through", report.source) in hands.steps[cleared + 2:]
+
+
 def test_no_block_that_can_be_pushed_out_at_all_is_a_no_move_error():
     p, hands = player(script=Script(feel=lambda source, guard: TIGHT, jams=lambda source: True))
     with pytest.raises(NoMoveError, match="not one legal block could be pushed out"):
