@@ -122,7 +122,7 @@ class ArmPlacing:
                 # the align push met the block sooner than planned: back out from where it stopped
                 self._retreat(plan, "align_retreat", "align_", gentle=True)
                 continue
-            if step.label == "back_off" or (step.label.endswith("transit")
+            if step.label == "back_off" or (step.label == "align_transit"
                                             and self.moves.gap(step.trajectory) > AT_START_RAD):
                 self._from_here(step, layer)
                 continue
@@ -147,7 +147,7 @@ class ArmPlacing:
         The open fingers back off the block by the plan's own way back and up; a transit (to the
         push home) is planned again from where that left them."""
         keep_out = self.layers if layer is None else layer
-        if step.label.endswith("transit"):
+        if step.label == "align_transit":      # the block let go: nothing held
             self.moves.transit(step.trajectory.end, keep_out)
             return
         if self.moves.gap(step.trajectory) <= AT_START_RAD:
