@@ -101,7 +101,7 @@ class ArmMoves:
         start = self.arm.device_time()
         q = self.q()
         traj = step.trajectory
-        gap = float(np.max(np.abs(traj.start - q)))
+        gap = self.gap(traj, q)
         if gap > AT_START_RAD:
             if gap > JOIN_MAX_RAD:
                 raise TurnError(f"{step.label}: the arm is {np.degrees(gap):.1f} deg from where the "
@@ -133,9 +133,10 @@ class ArmMoves:
         self.check_halted(step.label)
         return result
 
-    def gap(self, trajectory: JointTrajectory) -> float:
-        """How far (rad, the largest joint) the arm stands from where `trajectory` starts."""
-        return float(np.max(np.abs(trajectory.start - self.q())))
+    def gap(self, trajectory: JointTrajectory, q: np.ndarray | None = None) -> float:
+        """How far (rad, the largest joint) the arm (at `q`, or where it stands) is from where
+        `trajectory` starts."""
+        return float(np.max(np.abs(trajectory.start - (self.q() if q is None else q))))
 
     def _where(self, label: str) -> str:
         """The move a fault stopped, and what the wrist read then (N, tool frame): what to look

@@ -6,6 +6,8 @@ device time.
 
 from __future__ import annotations
 
+import logging
+
 import numpy as np
 
 from controller.turn.arm_moves import AT_START_RAD
@@ -35,6 +37,8 @@ LANDED_HIGH_M = 0.006
 PLACE_RETRY_SHIFT = 0.003
 PLACE_TRIES = 3
 PLACE_LIFT = 0.01            # over the guarded set-down's start, where the block is lifted to
+
+log = logging.getLogger(__name__)
 
 
 class _LandedHigh(Exception):
@@ -120,11 +124,19 @@ class ArmPlacing:
                 continue
             if step.label == "align_retreat" and stopped_early:
                 # the align push met the block sooner than planned: back out from where it stopped
-                self._retreat(plan, "align_retreat", "align_", gentle=True)
+                self._let_go_plan(self._retreat, plan, "align_retreat", "align_", gentle=True)
                 continue
-            if step.label == "back_off" or (step.label == "align_transit"
-                                            and self.moves.gap(step.trajectory) > AT_START_RAD):
-                self._from_here(step, layer)
+            if step.label == "align_transit" and self.moves.gap(step.trajectory) > AT_START_RAD:
+                try:
+                    self._transit_from_here(step, layer)
+                except PlanError as exc:
+                    # the block is down, overhanging: left so, as a person would leave it
+                    log.warning("no way to the push home from where the back-off left the "
+                                "arm (%s): the block is left where it was set down", exc)
+                    break
+                continue
+            if step.label == "back_off":
+                self._back_off_from_here(step, layer)
                 continue
             if step.label == "descend" and not as_landed:
                 self.grip.check_still_held()
@@ -135,29 +147,41 @@ class ArmPlacing:
             if step.label == "settle" and not as_landed:
                 self._check_landing(step, result, self.layers if layer is None else layer - 1)
             if step.label == "align_push":
-                result = self._push_home_on(plan, step, result)
+                result = self._let_go_plan(self._push_home_on, plan, step, result)
                 stopped_early = result.outcome is MotionOutcome.GUARD
                 released = self.arm.device_time()
         return released if released is not None else self.arm.device_time()
 
-    def _from_here(self, step: MoveStep, layer: int | None) -> None:
-        """Run a move of the place plan that follows the set-down from where the arm stands: a
+    @staticmethod
+    def _let_go_plan(move, *args, **kwargs):
+        """A move planned from where the arm stands after the block was let go: one that cannot
+        be planned stops the turn (TurnError), not a place missed with the block still held."""
+        try:
+            return move(*args, **kwargs)
+        except PlanError as exc:
+            raise TurnError(f"after the block was let go: {exc}") from None
+
+    def _transit_from_here(self, step: MoveStep, layer: int | None) -> None:
+        """The transit to the push home, planned again from where the back-off left the arm (the
+        block let go: nothing held)."""
+        keep_out = self.layers if layer is None else layer
+        transit = self.planner.transit(self.moves.q(), step.trajectory.end, tower_layers=keep_out)
+        self.moves.follow(MoveStep(step.label, transit.steps[0].trajectory))
+
+    def _back_off_from_here(self, step: MoveStep, layer: int | None) -> None:
+        """The open fingers' back-off from the block set down, from where the arm stands: a
         set-down its guard stopped short (let go where it landed, higher than planned: a tower 24
         turn stopped on the 2.9 deg between) leaves the fingers elsewhere than the plan has them.
-        The open fingers back off the block by the plan's own way back and up; a transit (to the
-        push home) is planned again from where that left them."""
-        keep_out = self.layers if layer is None else layer
-        if step.label == "align_transit":      # the block let go: nothing held
-            self.moves.transit(step.trajectory.end, keep_out)
-            return
+        They leave by the plan's own way back and up, else straight up by as much."""
         if self.moves.gap(step.trajectory) <= AT_START_RAD:
             self.moves.follow(step)
             return
+        keep_out = self.layers if layer is None else layer
         fk = self.planner.arm.fk
         way = fk(step.trajectory.end, "grasp").t - fk(step.trajectory.start, "grasp").t
         errors = []
-        # the plan's way back and up, else straight up by as much: the fingers were around the
-        # block's end in the layer placed on, and keep out of the one below
+        # the fingers were around the block's end in the layer placed on: they keep out of the
+        # layer below it
         for move in (way, np.array([0.0, 0.0, max(way[2], 0.0)])):
             try:
                 self.moves.run(self.planner.straight(self.moves.q(), "grasp", move,

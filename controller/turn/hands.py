@@ -109,8 +109,9 @@ class Hands(Protocol):
 
     def look(self, blocks_moved: int, again: bool = False) -> Look:
         """The tower now. Raises TowerFellError when it is down. `again`: a second look at a
-        tower the hands just saw (the window's), to tell a surprise that lasted a look from one
-        that stays: always a new look, and not the start of a turn."""
+        tower the hands just saw (the window's, or one the turn's moves met a surprise in), to
+        tell a surprise that lasted a look from one that stays: always a new look, and not the
+        start of a turn."""
 
     def pulled_end(self, layer: int) -> int:
         """The end (+1 or -1, along the layer's blocks) that blocks of `layer` come out by."""

@@ -113,7 +113,7 @@ class Turn:
         self.pushed_hard: set[Slot] = set()     # and pushed again up to the jam limit
         self.unreachable: set[Slot] = set()     # blocks no push-through could reach
         self.reached_from_clear = False         # those were tried again from clear of the tower
-        self.blocks_moved = 0
+        self.blocks_moved = 0                   # before this turn: what a look mid-turn counts
 
     def run(self, blocks_moved: int, watch_window: bool) -> TurnReport:
         hands, report, clock = self.hands, self.report, self.clock
@@ -368,24 +368,25 @@ class Turn:
     def _reach_from_clear(self, order: list[tuple[Slot, float]]) -> Slot | None:
         """Once a turn, the blocks no move could reach from where the hands stood are tried again
         from clear of the tower, after a fresh look (where the hands think blocks stick out is
-        the look's again): a plan fails at its start as readily as at its block, and a forced move
-        whose every block was "unreachable" in no world time at all (tower 23) was not one made.
-        The block that came, or None."""
+        the look's again, and a block it no longer sees in its slot is not pushed): a plan fails
+        at its start as readily as at its block, and a forced move whose every block was
+        "unreachable" in no world time at all (tower 23) was not one made. The block that came,
+        or None (the hands could not get clear either: told)."""
         if not self.unreachable or self.reached_from_clear:
             return None
         self.reached_from_clear = True
-        again, self.unreachable = self.unreachable, set()
-        self._recovered(Recovery.REACHED_FROM_CLEAR, f"{len(again)} blocks could not be reached "
-                        f"from where the hands stood: tried again from clear of the tower")
+        fresh = self._look(self.blocks_moved, again=True)
         try:
             self.hands.clear()
         except PlanError as exc:
             self._note(f"the hands could not get clear of the tower ({exc})")
-            self.unreachable = again
             return None
-        self._look(self.blocks_moved, again=True)     # the hands' picture of the tower, afresh
+        again, self.unreachable = self.unreachable, set()
+        self._recovered(Recovery.REACHED_FROM_CLEAR, f"{len(again)} blocks could not be reached "
+                        f"from where the hands stood: tried again from clear of the tower")
         for source, jam_n in order:
-            if source in again and self._push_through(source, jam_n):
+            if source in again and fresh.tower.has_block(*source) \
+                    and self._push_through(source, jam_n):
                 return source
         return None
 

@@ -94,7 +94,7 @@ class TurnReport:
     taken_after_all: bool = False   # given up (a drag, a rider), it would not go back: taken
     forced: bool = False        # no block seemed to come out: the least-loaded one was worked
     recoveries: list[dict] = field(default_factory=list)   # each: `kind` (a Recovery), `detail`
-    notes: list[str] = field(default_factory=list)   # what the turn gave up on and got over, in words
+    notes: list[str] = field(default_factory=list)   # what it gave up on and got over, in words
     error: str | None = None
     phase: Phase | None = None  # the phase under way when the turn ended, or the last one
 

@@ -44,7 +44,10 @@ class Script:
     looks: list[Look] = field(default_factory=list)               # looks to give, in turn
     frees_at_n: Callable[[Slot], float] = lambda source: 0.0     # the push a block comes out at
     # no test push nor push-through can be planned from where the hands stand until they clear
+    # (once: the next is planned from where that one left them)
     reach_needs_clear: bool = False
+    unreachable: Callable[[Slot], bool] = lambda source: False   # from anywhere
+    clear_fails: bool = False     # no way home from where the hands stand
 
 
 class ScriptedHands:
@@ -86,8 +89,9 @@ class ScriptedHands:
         return look_at(TowerState(self.tower.layers, blocks_moved), lying)
 
     def _reach(self, source) -> None:
-        if self.script.reach_needs_clear and not self.cleared:
+        if self.script.unreachable(source) or (self.script.reach_needs_clear and not self.cleared):
             raise PlanError(f"transit start is in collision: fingers within 8 mm of {source}")
+        self.cleared = False
 
     def probe(self, source, guard_n) -> Felt:
         self._reach(source)
@@ -131,6 +135,8 @@ class ScriptedHands:
         return self.time
 
     def clear(self) -> None:
+        if self.script.clear_fails:
+            raise PlanError("transit start is in collision: fingers within 8 mm of a block")
         self.steps.append(("clear",))
         self.cleared = True
 

@@ -1120,8 +1120,12 @@ def test_fingers_let_go_where_the_block_landed_high_back_off_from_there(planner,
             after.append(planner.arm.fk(arm.q, "grasp").t)
         return result
     arm.gripper, arm.follow = gripper, following
-    hands.place(PlaceOrder((19, 2), 3.0, 6.0, (1, -1), as_landed=True))
+    order = PlaceOrder((19, 2), 3.0, 6.0, (1, -1), as_landed=True)
+    planned = hands._plan_place(order, 0.0, True, 0.0, False)[0].step("back_off").trajectory
+    hands.place(order)
     assert len(settles) == 1 and hands._pull is None
-    # straight back from the block and 30 mm up, from where the fingers let go
-    assert after[0][2] - let_go[-1][2] == pytest.approx(0.03, abs=1e-3)
+    # the plan's own way back from the block's end and up, from where the fingers let go
+    way = planner.arm.fk(planned.end, "grasp").t - planner.arm.fk(planned.start, "grasp").t
+    assert abs(way[0]) + abs(way[1]) > 0.02 and way[2] == pytest.approx(0.03, abs=1e-4)
+    assert after[0] - let_go[-1] == pytest.approx(way, abs=1e-3)
     assert [guard[1] for _, guard in arm.guarded][-1] == 6.0          # then pushed home

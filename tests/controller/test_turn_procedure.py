@@ -420,10 +420,25 @@ def test_blocks_no_move_could_reach_from_where_the_hands_stood_are_reached_from_
     assert report.legal and report.forced and report.source is not None
     assert [r["kind"] for r in report.recoveries] == [str(Recovery.FORCED_MOVE),
                                                       str(Recovery.REACHED_FROM_CLEAR)]
-    # cleared, looked at afresh, then the block pushed through
+    # looked at afresh, cleared, then the block pushed through
     cleared = hands.steps.index(("clear",))
-    assert hands.steps[cleared + 1] == ("look_again",)
-    assert ("push_through", report.source) in hands.steps[cleared + 2:]
+    assert hands.steps[cleared - 1] == ("look_again",)
+    assert ("push_through", report.source) in hands.steps[cleared + 1:]
+
+
+@pytest.mark.parametrize("clear_fails", [False, True])
+def test_blocks_out_of_reach_from_clear_too_end_the_turn_with_no_move_once(clear_fails):
+    p, hands = player(script=Script(unreachable=lambda source: True, clear_fails=clear_fails))
+    notes = []
+    p.on_note = notes.append
+    with pytest.raises(NoMoveError, match="not one legal block could be pushed out"):
+        p.play(1)
+    assert hands.steps.count(("look_again",)) == 1
+    assert hands.steps.count(("clear",)) == (0 if clear_fails else 1)
+    # a retry that could not be made is not reported as one
+    assert any(note.startswith(str(Recovery.REACHED_FROM_CLEAR)) for note in notes) \
+        is not clear_fails
+    assert any("could not get clear of the tower" in note for note in notes) is clear_fails
 
 
 def test_no_block_that_can_be_pushed_out_at_all_is_a_no_move_error():
