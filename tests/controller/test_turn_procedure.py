@@ -8,7 +8,8 @@ from hypothesis import strategies as st
 
 from controller.solo import SoloResult, play_game
 from controller.turn.hands import GaveUp
-from controller.turn.procedure import LOOK_TRIES, LOST_OUT_M, TAKE_SLACK_M, Player
+from controller.turn.let_go import LOST_OUT_M
+from controller.turn.procedure import LOOK_TRIES, TAKE_SLACK_M, Player
 from controller.turn.report import NoMoveError, Phase, Recovery, TurnError
 from perception.observation import PerceptionError
 from controller.wording import slot_name
