@@ -294,15 +294,17 @@ def _tool(cell: Cell) -> str:
     gz = tool.grasp_centre[2]
     finger_len = tool.finger_length
     pad_half = tool.pad_length / 2
+    # The fingers are as thick as the planner's finger capsules (x along the held block's height).
+    half = tool.finger_thickness / 2
     for side, sign in (("a", 1.0), ("b", -1.0)):
         # Each finger's joint opens it outward from the closed position (pads touching at y = 0).
         parts.append(
             f'<body name="finger_{side}" pos="0 0 0">'
             f'<joint name="finger_{side}" type="slide" axis="0 {sign} 0" range="0 {tool.stroke / 2}" damping="5"/>'
-            f'<geom class="tool" type="box" pos="{_v([0, sign * 0.006, gz + pad_half - finger_len / 2])}" '
-            f'size="{_v([0.01 - SKIN, 0.005 - SKIN, finger_len / 2 - SKIN])}" mass="{FINGER_MASS}"/>'
+            f'<geom class="tool" type="box" pos="{_v([0, sign * (half + 0.001), gz + pad_half - finger_len / 2])}" '
+            f'size="{_v([half - SKIN, half - SKIN, finger_len / 2 - SKIN])}" mass="{FINGER_MASS}"/>'
             f'<geom name="pad_{side}" class="tool" type="box" pos="{_v([0, sign * (SKIN + 0.0005), gz])}" '
-            f'size="{_v([0.009, 0.0005, pad_half])}" friction="{PAD_FRICTION} 0.01 0.0001" mass="0.001" '
+            f'size="{_v([half - 2 * SKIN, 0.0005, pad_half])}" friction="{PAD_FRICTION} 0.01 0.0001" mass="0.001" '
             f'rgba="0.1 0.1 0.1 1"/></body>')
     rod = [f'<geom class="tool" type="capsule" fromto="{_v(c.start)} {_v(c.end)}" size="{c.radius - SKIN}" '
            f'mass="{ROD_MASS / len(tool.probe):.6g}" rgba="0.7 0.7 0.75 1"/>' for c in tool.probe]

@@ -1,5 +1,7 @@
 """The simulated cell: a standing tower, an arm that matches the planner, a sensor that reads."""
 
+import itertools
+
 import mujoco
 import numpy as np
 import pytest
@@ -8,6 +10,8 @@ from hardware.sim.ground_truth import GroundTruth
 from hardware.sim.world import FINGER_SPEED, SimBuildError, SimWorld
 from perception.markers import MarkerDetector
 from planning.kinematics import ArmModel
+
+CORNERS = np.array(list(itertools.product((-1.0, 1.0), repeat=3)))   # a box's, in half-sizes
 
 
 def test_fresh_tower_stands_and_reads_as_a_full_tower(world, fresh):
@@ -67,6 +71,31 @@ def test_arm_in_the_simulator_is_the_planners_arm(default_cell, world, fresh):
     world.place_arm(q)
     site = world.data.site_xpos[world.model.site("grasp").id]
     assert np.allclose(site, arm.fk(q, "grasp").t, atol=1e-6)
+
+
+def test_the_simulated_fingers_are_the_planners_fingers(default_cell, world, fresh):
+    """Each finger, open, lies inside the planner's finger capsule along the held block's height
+    (flange x) and along the fingers (flange z): a thicker simulated finger reached under a
+    layer-1 block into the table, where the planner saw room."""
+    world.restore(fresh)
+    arm = ArmModel(default_cell)
+    q = arm.home + np.array([0.2, -0.1, 0.15, 0.3, -0.2, 0.5])
+    world.place_arm(q)
+    world.set_gripper(default_cell.tool.stroke)
+    world.step_for(1.0)
+    flange = arm.fk(q, "flange")
+    caps = default_cell.tool.fingers
+    for side in ("a", "b"):
+        body = world.model.body(f"finger_{side}").id
+        for g in np.flatnonzero(world.model.geom_bodyid == body):
+            half = world.model.geom_size[g]
+            rot = world.data.geom_xmat[g].reshape(3, 3)
+            corners = world.data.geom_xpos[g] + (CORNERS * half) @ rot.T
+            local = np.array([flange.inv() * c for c in corners])
+            assert np.all(np.abs(local[:, 0]) <= default_cell.tool.finger_thickness / 2 + 1e-6)
+            z_lo = min(min(c.start[2], c.end[2]) - c.radius for c in caps)
+            z_hi = max(max(c.start[2], c.end[2]) + c.radius for c in caps)
+            assert np.all((local[:, 2] >= z_lo - 1e-6) & (local[:, 2] <= z_hi + 1e-6))
 
 
 def test_joint_servos_track_a_new_target(world, fresh):

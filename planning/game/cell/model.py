@@ -96,6 +96,14 @@ class Tool:
     fingers: tuple[Capsule, ...]                # fingers when open: touch only a protruding block
     probe: tuple[Capsule, ...]                  # the fingertip rod: enters the tower when pushing
 
+    @property
+    def finger_thickness(self) -> float:
+        """How thick each finger is across its closing direction and along the held block's
+        height (m): the finger capsules' diameter, the one size the planner and the simulated
+        fingers share (a finger thicker than the block's 15 mm height reaches below a layer-1
+        block into the table)."""
+        return 2 * max(c.radius for c in self.fingers)
+
 
 @dataclass(frozen=True)
 class Camera:
