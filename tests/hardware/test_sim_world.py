@@ -85,6 +85,8 @@ def test_the_simulated_fingers_are_the_planners_fingers(default_cell, world, fre
     world.step_for(1.0)
     flange = arm.fk(q, "flange")
     caps = default_cell.tool.fingers
+    z_lo = min(min(c.start[2], c.end[2]) - c.radius for c in caps)
+    z_hi = max(max(c.start[2], c.end[2]) + c.radius for c in caps)
     for side in ("a", "b"):
         body = world.model.body(f"finger_{side}").id
         for g in np.flatnonzero(world.model.geom_bodyid == body):
@@ -93,8 +95,6 @@ def test_the_simulated_fingers_are_the_planners_fingers(default_cell, world, fre
             corners = world.data.geom_xpos[g] + (CORNERS * half) @ rot.T
             local = np.array([flange.inv() * c for c in corners])
             assert np.all(np.abs(local[:, 0]) <= default_cell.tool.finger_thickness / 2 + 1e-6)
-            z_lo = min(min(c.start[2], c.end[2]) - c.radius for c in caps)
-            z_hi = max(max(c.start[2], c.end[2]) + c.radius for c in caps)
             assert np.all((local[:, 2] >= z_lo - 1e-6) & (local[:, 2] <= z_hi + 1e-6))
 
 
