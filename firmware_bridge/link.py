@@ -24,6 +24,12 @@ READ_CHUNK = 4096
 # longer: a simulated cell its machine kept from running for 2 s filled its pty, and a 0.5 s wait
 # called the port closed (a busy machine plays slower, never stops).
 WRITE_TIMEOUT_S = 0.5
+READ_TIMEOUT_S = 0.01
+# A pass of the reader that took this long (its read waits READ_TIMEOUT_S) means this process was
+# kept from running (a busy machine, a garbage collection): a device on the same machine, such as
+# the simulated cell, was kept from running as well, so its silence counts from the pause's end.
+# (A device of its own would have left its bytes waiting in the port, which says the same.)
+PAUSED_S = 0.05
 
 
 @dataclass
@@ -57,7 +63,7 @@ class SerialLink:
         # arrive cut in half: they are dropped and counted, not treated as faults.
         self._synced = False
         try:
-            self._port = serial.serial_for_url(url, baudrate=baudrate, timeout=0.01,
+            self._port = serial.serial_for_url(url, baudrate=baudrate, timeout=READ_TIMEOUT_S,
                                                write_timeout=max(WRITE_TIMEOUT_S, stall_s))
         except (serial.SerialException, OSError, ValueError) as exc:
             raise ConnectError(f"cannot open serial port {url!r}: {exc}. Is the arm (or `jenga-robot "
@@ -114,6 +120,7 @@ class SerialLink:
     # --- reader -------------------------------------------------------------------------------
 
     def _read_loop(self) -> None:
+        quiet_since = last_pass = time.monotonic()   # silence counts from the later of these
         while self._running and not self._failed:
             try:
                 data = self._port.read(max(1, min(self._port.in_waiting, READ_CHUNK)))
@@ -123,6 +130,9 @@ class SerialLink:
                                                f"Check the cable and that the device is powered"))
                 return
             now = time.monotonic()
+            if now - last_pass > PAUSED_S:
+                quiet_since = now
+            last_pass = now
             if data:
                 # in the order they came: what arrived before a corrupt frame (an ACK, the
                 # EVENT of a fault) is delivered before the link fails on it
@@ -137,7 +147,8 @@ class SerialLink:
                         continue
                     if not self._accept(frame, now):
                         return
-            if now - self._last_rx_time > self._stall_s and not self._bytes_waiting():
+            quiet_s = now - max(self._last_rx_time, quiet_since)
+            if quiet_s > self._stall_s and not self._bytes_waiting():
                 # Bytes waiting in the port mean this thread was kept from reading (a busy host),
                 # not that the device went quiet: they are read on the next pass.
                 self._fail(LinkStalledError(f"nothing from the device on {self.url} for "

@@ -62,7 +62,7 @@ def measure(rtt_samples: int = 500, telemetry_s: float = 3.0, guard_runs: int = 
     figures = LinkFigures(clock=device.clock)
     steps = 5
     try:
-        with host(device.boot(), slack_s) as client:
+        with host(device.boot(slack_s), slack_s) as client:
             rtts = []
             for _ in range(rtt_samples):
                 start = time.perf_counter()
@@ -111,7 +111,7 @@ def _corruption(device, runs: int, slack_s: float | None) -> tuple[int, int, lis
     """One frame corrupted on the way to a connected host, `runs` times."""
     injected = detected = 0
     latencies = []
-    path = device.boot()
+    path = device.boot(slack_s)
     try:
         for _ in range(runs):
             client = host(path, slack_s)
@@ -134,7 +134,7 @@ def _corruption(device, runs: int, slack_s: float | None) -> tuple[int, int, lis
 
 def _fault_latency(device, kind: str, slack_s: float | None) -> float:
     """Inject one fault of `kind` while the client waits; time until its typed error, ms."""
-    path = device.boot()
+    path = device.boot(slack_s)
     try:
         client = host(path, slack_s)
         client.connect()

@@ -14,6 +14,7 @@ records, at its hardware interface, when the force came and when the set-point s
 
 from __future__ import annotations
 
+import dataclasses
 import time
 
 import numpy as np
@@ -31,16 +32,25 @@ FAULTS = ("corrupt", "drop", "stall", "port_closed", "reset")
 PUSH = 0.5                  # rad of joint 1 in a guarded move, over 1 s
 WALL = 0.3                  # rad from the move's start to the wall
 THRESHOLD_N = 1.0
+CONFIG = DeviceConfig(JOINTS, 0.04, 200.0)     # the product's limits, on the bench's joints
 
 
 def host(path: str, slack_s: float | None = None) -> ArmClient:
     """The host's client on the device at `path`: the product's silence and ACK limits (80 ms),
     or `slack_s` for both, and then a handshake that may take 20 times that (a QEMU board that
-    shared two loaded cores with the parallel suite once took longer than the product's 2 s)."""
+    shared two loaded cores with the parallel suite once took longer than the product's 2 s).
+    A device booted with `slack_s` (`boot`) gives the host's heartbeats as much: a QEMU board's
+    200 ms watchdog once stopped a guarded push when the suite's other worker kept this process
+    from running."""
     if slack_s is None:
         return ArmClient(path)
     return ArmClient(path, stall_s=slack_s, ack_timeout_s=slack_s,
                      handshake_timeout_s=max(HANDSHAKE_TIMEOUT_S, 20 * slack_s))
+
+
+def watchdog_s(slack_s: float | None) -> float:
+    """The device's watchdog for a host given `slack_s`: the product's, or the slack if longer."""
+    return max(CONFIG.watchdog_s, slack_s or 0.0)
 
 
 def ready(client: ArmClient) -> None:
@@ -89,12 +99,13 @@ class EngineBench:
         self._runner: DeviceRunner | None = None
         self._at: float | None = None
 
-    def _start(self, arm) -> DeviceRunner:
-        return DeviceRunner(DeviceConfig(JOINTS, 0.04, 200.0), arm, self._engine).start()
+    def _start(self, arm, slack_s: float | None) -> DeviceRunner:
+        config = dataclasses.replace(CONFIG, watchdog_s=watchdog_s(slack_s))
+        return DeviceRunner(config, arm, self._engine).start()
 
-    def boot(self) -> str:
+    def boot(self, slack_s: float | None = None) -> str:
         self.shutdown()
-        self._runner = self._start(IdealArm(np.zeros(6)))
+        self._runner = self._start(IdealArm(np.zeros(6)), slack_s)
         return self._runner.path
 
     def shutdown(self) -> None:
@@ -154,7 +165,7 @@ class EngineBench:
         wall = WALL
         arm.force_at = lambda q: np.array([0.0, 0.0, max(0.0, (q[0] - wall) * 200.0), 0, 0, 0])
         self.shutdown()
-        self._runner = self._start(arm)
+        self._runner = self._start(arm, slack_s)
         stops = []
         try:
             with host(self._runner.path, slack_s) as client:
@@ -186,7 +197,7 @@ class QemuBench:
         self._worst_tick_instructions = 0
         self._late_ticks = 0
 
-    def boot(self) -> str:
+    def boot(self, slack_s: float | None = None) -> str:
         if self._board is None:
             board = self._make()
             board.start()                 # closes what it started if it fails
@@ -194,6 +205,8 @@ class QemuBench:
         else:
             self._note_stats()
             self._board.reset()
+        if watchdog_s(slack_s) != CONFIG.watchdog_s:
+            self._board.set_watchdog(watchdog_s(slack_s))
         return self._board.link_path
 
     def _note_stats(self) -> None:
@@ -247,7 +260,7 @@ class QemuBench:
     def guard_stops_ms(self, runs: int, slack_s: float | None = None) -> list[float]:
         """Guarded moves of joint 1 into a wall that pushes back 3 N as soon as it is passed."""
         stops = []
-        with host(self.boot(), slack_s) as client:
+        with host(self.boot(slack_s), slack_s) as client:
             ready(client)
             for _ in range(runs):
                 q_start = client.telemetry().q[0]

@@ -247,6 +247,11 @@ class QemuFirmware:
     def set_presence(self, on: bool) -> None:
         self.command(f"presence {int(on)}")
 
+    def set_watchdog(self, seconds: float) -> None:
+        """The firmware's watchdog (0.2 s in the product) until the next reset: for a bench whose
+        host shares a loaded machine, as a device in this process gets its `watchdog_s`."""
+        self.command(f"watchdog {round(seconds * 1000)}")
+
     def line(self, fault: str) -> None:
         """A fault on the protocol's line from the board's side: `corrupt` (one byte of the next
         frame sent), `drop` (the next frame sent), `stall` (nothing passes either way), `ok`."""

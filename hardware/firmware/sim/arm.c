@@ -95,36 +95,6 @@ jr_hal jr_sim_arm_hal(jr_sim_arm *arm)
 }
 
 /* the next whitespace-separated decimal integer of *s; 0 if there is none or it overflows */
-static int next_int(const char **s, long *out)
-{
-    const char *p = *s;
-    while (*p == ' ' || *p == '\t')
-        p++;
-    int negative = *p == '-';
-    if (negative)
-        p++;
-    if (*p < '0' || *p > '9')
-        return 0;
-    long value = 0;
-    while (*p >= '0' && *p <= '9') {
-        if (value > 100000000L)        /* past any force or angle the arm can meet */
-            return 0;
-        value = value * 10 + (*p++ - '0');
-    }
-    if (*p != '\0' && *p != ' ' && *p != '\t')
-        return 0;
-    *out = negative ? -value : value;
-    *s = p;
-    return 1;
-}
-
-static int at_end(const char *s)
-{
-    while (*s == ' ' || *s == '\t')
-        s++;
-    return *s == '\0';
-}
-
 static int answer(char *reply, size_t cap, const char *text, int status)
 {
     if (cap) {
@@ -143,9 +113,9 @@ int jr_sim_command(jr_sim_arm *arm, const char *line, char *reply, size_t cap)
     if (strncmp(line, "force ", 6) == 0) {
         const char *p = line + 6;
         for (int i = 0; i < 8; i++)
-            if (!next_int(&p, &v[i]))
+            if (!jr_next_int(&p, &v[i]))
                 return answer(reply, cap, "error: force J BEYOND_URAD FX FY FZ TX TY TZ", 1);
-        if (!at_end(p) || v[0] < -1 || v[0] >= JR_SIM_JOINTS)
+        if (!jr_at_end(p) || v[0] < -1 || v[0] >= JR_SIM_JOINTS)
             return answer(reply, cap, "error: force J BEYOND_URAD FX FY FZ TX TY TZ", 1);
         arm->force_joint = (int)v[0];
         arm->force_beyond = (float)v[1] * 1e-6f;
@@ -157,7 +127,7 @@ int jr_sim_command(jr_sim_arm *arm, const char *line, char *reply, size_t cap)
     }
     if (strncmp(line, "presence ", 9) == 0) {
         const char *p = line + 9;
-        if (!next_int(&p, &v[0]) || !at_end(p) || (v[0] != 0 && v[0] != 1))
+        if (!jr_next_int(&p, &v[0]) || !jr_at_end(p) || (v[0] != 0 && v[0] != 1))
             return answer(reply, cap, "error: presence 0|1", 1);
         arm->presence = (unsigned char)v[0];
         return answer(reply, cap, "ok", 0);

@@ -2,6 +2,8 @@
  * (sim/arm.h: `force`, `presence`, `contact`) and to the board itself:
  *   stats                        the control loop's figures (bench_stats)
  *   mark                         a flag a reset clears, so the bench can tell a reset happened
+ *   watchdog MS                  the engine's watchdog, for a host on a loaded machine (a reset
+ *                                restores the product's)
  *   line corrupt|drop|stall|ok   a fault on the protocol's line, as a noisy or cut cable makes
  *                                it: one byte of the next frame sent flipped, the next frame
  *                                lost whole (each answered when that frame goes), nothing
@@ -22,7 +24,7 @@ typedef struct {
 } bench_loop_stats;
 
 /* read the lines that arrived, answer them; the answers go out through bench_send_pending */
-void bench_serve(jr_sim_arm *arm, const bench_loop_stats *stats, const jr_engine *engine);
+void bench_serve(jr_sim_arm *arm, const bench_loop_stats *stats, jr_engine *engine);
 /* answers still to send (the main loop does not sleep on them) */
 int bench_send_pending(void);
 /* the engine's output to UART 0 through the line's faults; returns how many bytes are done

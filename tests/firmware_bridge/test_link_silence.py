@@ -1,0 +1,79 @@
+"""The link's silence limit counts the device's silence, not this process's: a reader kept from
+running (a busy machine, a garbage collection) also kept a device on the same machine from running,
+so its silence counts from the pause's end; a device that stays silent after it is still found
+stalled."""
+
+import threading
+import time
+
+from firmware_bridge import messages as m
+from firmware_bridge.errors import LinkStalledError
+from firmware_bridge.framing import Frame
+from firmware_bridge.link import PAUSED_S, READ_TIMEOUT_S, SerialLink
+
+STALL_S = 0.1
+PAUSE_S = 0.4            # longer than the stall limit, as a loaded machine's pauses were
+
+
+class PausingPort:
+    """A port whose reads wait READ_TIMEOUT_S, except one that returns after PAUSE_S with nothing
+    (the process was paused while the device said nothing either); then what `after` says."""
+
+    def __init__(self, after: bytes):
+        self.after = after
+        self.reads = 0
+        self.write_timeout = 0.5
+        self.in_waiting = 0
+
+    def read(self, size: int) -> bytes:
+        self.reads += 1
+        if self.reads == 3:
+            time.sleep(PAUSE_S)
+            return b""
+        if self.reads == 4:
+            return self.after
+        time.sleep(READ_TIMEOUT_S)
+        return b""
+
+    def write(self, data: bytes) -> int:
+        return len(data)
+
+    def reset_input_buffer(self) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+def run_link(after: bytes, wait_s: float):
+    messages, errors, failed = [], [], threading.Event()
+
+    def on_error(error):
+        errors.append((time.monotonic(), error))
+        failed.set()
+
+    link = SerialLink("loop://", lambda seq, message: messages.append(message), on_error,
+                      stall_s=STALL_S)
+    link._port = port = PausingPort(after)
+    started = time.monotonic()
+    link.start()
+    failed.wait(wait_s)
+    link.close()
+    return started, port, messages, errors
+
+
+def test_a_pause_of_this_process_is_not_the_devices_silence():
+    assert PAUSE_S > STALL_S + PAUSED_S
+    answer = Frame(0, m.Ack.TYPE, m.Ack(0).pack()).encode()
+    _, port, messages, errors = run_link(answer, wait_s=PAUSE_S + 0.3 * STALL_S)
+    assert port.reads >= 4
+    assert messages == [m.Ack(0)]
+    assert errors == []
+
+
+def test_a_device_silent_after_the_pause_is_still_found_stalled():
+    started, _, messages, errors = run_link(b"", wait_s=5.0)
+    assert messages == []
+    (when, error), = errors
+    assert isinstance(error, LinkStalledError)
+    assert when - started >= PAUSE_S + STALL_S          # counted from the pause's end
