@@ -60,8 +60,10 @@ def summarise(events: list[dict[str, Any]], turns: list[LoggedTurn], log_path: P
     if robot:
         lines.append(f"robot turns: {len(robot)}, median {statistics.median(robot):.1f} s")
     recoveries = robot_recoveries(events)
-    if recoveries:
-        lines.append(f"robot recoveries: {len(recoveries)} (surprises its turns got over)")
+    if robot:
+        # said when there were none too: a reader should not wonder whether they were counted
+        lines.append(f"robot recoveries: {len(recoveries) or 'none'} (surprises its turns got "
+                     f"over)")
         lines += [f"  {text}" for text in recoveries]
     resumed = sum(1 for e in events if e.get("event") == "note"
                   and str(e.get("text", "")).startswith("resumed"))

@@ -220,16 +220,19 @@ class ArmHands(ArmPlacing, ArmPulling):
     @works_block
     def restore(self, source: Slot, travel_m: float, jam_n: float) -> float:
         """Push a block back from the front by `travel_m` from where it stands (as the hands know:
-        the look and their moves since; a block neither tells of, `travel_m` out of its slot);
-        returns how far short of that the block stopped (m; the tool's shortfall and the
-        fingertip's spring). Aimed at the look's face, a neighbour the look saw carried out
+        the look and their moves since; a block neither tells of, `travel_m` out of its slot),
+        never past its home; returns how far short of that the block stopped (m; the tool's
+        shortfall and the fingertip's spring). Aimed at the look's face, a neighbour the look saw carried out
         was pushed to where it already stood."""
         self.withdraw()
         layer, slot = source
         front = self.planner.tower.front_end(layer)
         stands = self._stands(source)
         now = front * stands if stands is not None else travel_m     # its front face (m out)
-        home = now - travel_m
+        # never past its home: a let-go block read empty, pushed again by as far as one the hands
+        # knew nothing of would be (let_go.py LOST_OUT_M), was aimed 23 mm into the tower from
+        # where they knew it stood, 19 mm out (make play seed 2 at 0928567)
+        home = max(now - travel_m, min(now, 0.0))
         seen = seen_offset(self.planner.tower, self.obs, source)
         def push_at(shift: float) -> MotionPlan:
             return self.planner.push(self.moves.q(), layer, slot, -home, tower_layers=self.layers,

@@ -728,6 +728,7 @@ def test_a_put_back_says_how_far_short_of_home_it_stopped(planner, default_cell,
     if trips:      # stopped pressing at 1 N, the fingertip's spring gave: the block stands further out
         arm = RecordingArm(planner.arm.home, stop_when=lambda guard: True)
         arm.trip_force_n = 1.0
+        planner.set_tower(planner.tower)       # the same block as it first stood, 20 mm out
         pressed = arm_hands(planner, default_cell, arm).restore((8, 1), 0.02, 1.0)
         assert pressed - short == pytest.approx(1.0 / default_cell.tool.fingertip_stiffness)
 
@@ -1057,6 +1058,24 @@ def test_a_neighbour_seen_carried_out_is_pushed_home_from_where_it_was_seen(plan
     asked.clear()
     hands.restore((9, 2), 0.03, 3.0)
     assert asked[0] == pytest.approx((0.0, 0.03))
+
+
+def test_a_block_is_pushed_home_and_no_further_however_far_it_was_asked(planner, default_cell,
+                                                                         monkeypatch):
+    """A let-go block the look reads empty is pushed home again by as far as one the hands know
+    nothing of would stand out (let_go.py LOST_OUT_M); the hands knew it stood 19.3 mm out, and
+    the push was aimed 22.7 mm into the tower (make play seed 2: "41.9 mm short of home")."""
+    from controller.turn.let_go import LOST_OUT_M
+    hands = arm_hands(planner, default_cell, RecordingArm(planner.arm.home))
+    _seen(_tower_obs([(7, 1, (0.0, 0.0, 97.5))]), hands)
+    front = planner.tower.front_end(7)
+    planner.block_moved((7, 1), front * 0.0193)
+    asked, push = [], planner.push
+    monkeypatch.setattr(planner, "push", lambda q, layer, slot, depth, **kw: (
+        asked.append((depth, kw["protrusion"])), push(q, layer, slot, depth, **kw))[1])
+    hands.restore((7, 1), LOST_OUT_M, 3.0)
+    assert asked[0] == pytest.approx((0.0, 0.0193))         # from its face, to home
+    assert planner.sticking_out[(7, 1)] == pytest.approx(0.0)
 
 
 def test_fingers_closed_on_nothing_after_the_draw_let_the_block_go_as_slipped(planner, default_cell):

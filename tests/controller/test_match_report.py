@@ -116,6 +116,7 @@ def test_the_summary_names_every_surprise_the_robots_turns_got_over(tmp_path):
              {"event": "note", "t": 12.0, "text": "robot: layer 5 slot 1 put back"},
              {"event": "note", "t": 30.0,
               "text": "robot: placed elsewhere: layer 19 slot 1: the block met something 7 mm"}]
+    assert "robot recoveries: none" in write_report(tmp_path, events).summary
     events = events[:5] + [dict(n, seq=90 + i, wall=events[4]["wall"]) for i, n in enumerate(notes)] \
         + events[5:]
     summary = write_report(tmp_path, events).summary
