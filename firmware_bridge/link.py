@@ -25,10 +25,13 @@ READ_CHUNK = 4096
 # called the port closed (a busy machine plays slower, never stops).
 WRITE_TIMEOUT_S = 0.5
 READ_TIMEOUT_S = 0.01
-# A pass of the reader that took this long (its read waits READ_TIMEOUT_S) means this process was
-# kept from running (a busy machine, a garbage collection): a device on the same machine, such as
-# the simulated cell, was kept from running as well, so its silence counts from the pause's end.
-# (A device of its own would have left its bytes waiting in the port, which says the same.)
+# A pass of the reader counts as silence up to this long (its read waits READ_TIMEOUT_S): a longer
+# one means this process was kept from running (a busy machine, a garbage collection), and a device
+# on the same machine, such as the simulated cell, was kept from running as well (one of its own
+# would have left its bytes waiting in the port). Silence is counted over the time the reader could
+# listen: a CI run beside the parallel suite called a simulated cell stalled after 603 ms, the
+# world in the same process. A machine so loaded that every pass is long still finds a dead device,
+# later.
 PAUSED_S = 0.05
 
 
@@ -120,7 +123,7 @@ class SerialLink:
     # --- reader -------------------------------------------------------------------------------
 
     def _read_loop(self) -> None:
-        quiet_since = last_pass = time.monotonic()   # silence counts from the later of these
+        quiet_s, last_pass = 0.0, time.monotonic()    # silence heard since the last frame
         while self._running and not self._failed:
             try:
                 data = self._port.read(max(1, min(self._port.in_waiting, READ_CHUNK)))
@@ -130,8 +133,7 @@ class SerialLink:
                                                f"Check the cable and that the device is powered"))
                 return
             now = time.monotonic()
-            if now - last_pass > PAUSED_S:
-                quiet_since = now
+            quiet_s += min(now - last_pass, PAUSED_S)
             last_pass = now
             if data:
                 # in the order they came: what arrived before a corrupt frame (an ACK, the
@@ -147,7 +149,8 @@ class SerialLink:
                         continue
                     if not self._accept(frame, now):
                         return
-            quiet_s = now - max(self._last_rx_time, quiet_since)
+            if self._last_rx_time >= now:        # a frame came in this pass
+                quiet_s = 0.0
             if quiet_s > self._stall_s and not self._bytes_waiting():
                 # Bytes waiting in the port mean this thread was kept from reading (a busy host),
                 # not that the device went quiet: they are read on the next pass.

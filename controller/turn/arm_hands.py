@@ -222,8 +222,8 @@ class ArmHands(ArmPlacing, ArmPulling):
         """Push a block back from the front by `travel_m` from where it stands (as the hands know:
         the look and their moves since; a block neither tells of, `travel_m` out of its slot),
         never past its home; returns how far short of that the block stopped (m; the tool's
-        shortfall and the fingertip's spring). Aimed at the look's face, a neighbour the look saw carried out
-        was pushed to where it already stood."""
+        shortfall and the fingertip's spring). Aimed at the look's face, a neighbour the look saw
+        carried out was pushed to where it already stood."""
         self.withdraw()
         layer, slot = source
         front = self.planner.tower.front_end(layer)

@@ -1,7 +1,7 @@
 """The link's silence limit counts the device's silence, not this process's: a reader kept from
 running (a busy machine, a garbage collection) also kept a device on the same machine from running,
-so its silence counts from the pause's end; a device that stays silent after it is still found
-stalled."""
+so a pause counts as no more than one pass of silence; a device that stays silent after it, or on
+a machine so loaded that every pass is long, is still found stalled."""
 
 import threading
 import time
@@ -11,16 +11,17 @@ from firmware_bridge.errors import LinkStalledError
 from firmware_bridge.framing import Frame
 from firmware_bridge.link import PAUSED_S, READ_TIMEOUT_S, SerialLink
 
-STALL_S = 0.1
-PAUSE_S = 0.4            # longer than the stall limit, as a loaded machine's pauses were
+STALL_S = 0.2
+PAUSE_S = 0.6            # longer than the stall limit, as a loaded machine's pauses were
 
 
 class PausingPort:
     """A port whose reads wait READ_TIMEOUT_S, except one that returns after PAUSE_S with nothing
     (the process was paused while the device said nothing either); then what `after` says."""
 
-    def __init__(self, after: bytes):
+    def __init__(self, after: bytes, pass_s: float = READ_TIMEOUT_S):
         self.after = after
+        self.pass_s = pass_s
         self.reads = 0
         self.write_timeout = 0.5
         self.in_waiting = 0
@@ -32,7 +33,7 @@ class PausingPort:
             return b""
         if self.reads == 4:
             return self.after
-        time.sleep(READ_TIMEOUT_S)
+        time.sleep(self.pass_s)
         return b""
 
     def write(self, data: bytes) -> int:
@@ -45,7 +46,7 @@ class PausingPort:
         pass
 
 
-def run_link(after: bytes, wait_s: float):
+def run_link(after: bytes, wait_s: float, pass_s: float = READ_TIMEOUT_S):
     messages, errors, failed = [], [], threading.Event()
 
     def on_error(error):
@@ -54,7 +55,7 @@ def run_link(after: bytes, wait_s: float):
 
     link = SerialLink("loop://", lambda seq, message: messages.append(message), on_error,
                       stall_s=STALL_S)
-    link._port = port = PausingPort(after)
+    link._port = port = PausingPort(after, pass_s)
     started = time.monotonic()
     link.start()
     failed.wait(wait_s)
@@ -76,4 +77,11 @@ def test_a_device_silent_after_the_pause_is_still_found_stalled():
     assert messages == []
     (when, error), = errors
     assert isinstance(error, LinkStalledError)
-    assert when - started >= PAUSE_S + STALL_S          # counted from the pause's end
+    assert when - started >= PAUSE_S + STALL_S - PAUSED_S    # the pause counted as one pass
+
+
+def test_a_machine_so_loaded_that_every_pass_is_long_still_finds_a_silent_device():
+    started, _, messages, errors = run_link(b"", wait_s=5.0, pass_s=2 * PAUSED_S)
+    (when, error), = errors
+    assert isinstance(error, LinkStalledError)
+    assert when - started < 2 * STALL_S + PAUSE_S + 1.0
