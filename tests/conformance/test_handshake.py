@@ -45,10 +45,7 @@ def test_telemetry_flows_at_its_rate_with_device_time_and_the_boot_id(ready):
     assert all(t.boot_id == first.boot_id == reply.boot_id for t in frames)
     times = np.array([t.device_time_us for t in frames])
     assert np.all(np.diff(times) > 0)
-    # On the device's own clock (a busy test machine may delay the frames, not their stamps).
-    # An emulated board the machine kept from running misses control ticks, and the frame that
-    # comes every few ticks comes a tick later (QEMU beside the parallel suite: half the gaps
-    # 5 ms, the median 4.96 ms): the shorter gaps hold the rate, a wrong one shifts them all.
+    # on the device's own clock (a busy test machine may delay the frames, not their stamps)
     period_us = 1e6 / reply.telemetry_hz
-    assert abs(np.percentile(np.diff(times), 10) - period_us) <= 0.1 * period_us
+    assert abs(np.median(np.diff(times)) - period_us) <= 0.1 * period_us
     assert frames[-1].status & m.Status.HANDSHAKEN

@@ -41,13 +41,14 @@ def test_link_benchmark_of_the_c_binary_in_qemu_reports_the_board_too(tmp_path, 
                                                                       capsys):
     """The same command for the Cortex-M build in QEMU, in this process with fewer runs of each
     measurement (the whole benchmark is `bench --suite link --firmware qemu`), and the host's
-    limits half a second, as above."""
+    limits (and the board's watchdog) a second: QEMU is a third busy process on the suite's two
+    cores, and a fresh clone's run once waited a second of wall time for a heartbeat's answer."""
     import functools
 
     import controller.bench.link as link
     from controller.cli import main
     monkeypatch.setattr(link, "measure", functools.partial(
-        link.measure, rtt_samples=100, telemetry_s=1.0, guard_runs=3, fault_runs=2, slack_s=0.5))
+        link.measure, rtt_samples=100, telemetry_s=1.0, guard_runs=3, fault_runs=2, slack_s=1.0))
     out = tmp_path / "link.json"
     assert main(["bench", "--suite", "link", "--firmware", "qemu", "--json", str(out)]) in (0, None)
     printed = capsys.readouterr().out
@@ -61,7 +62,7 @@ def test_link_benchmark_of_the_c_binary_in_qemu_reports_the_board_too(tmp_path, 
     # (since the last frame, which came a little before the stall was asked for)
     assert all(0 <= v["median"] < 100 for kind, v in figures["fault_detect_ms"].items()
                if kind != "stall")
-    assert figures["fault_detect_ms"]["stall"]["median"] >= 450
+    assert figures["fault_detect_ms"]["stall"]["median"] >= 950
     board = figures["board"]
     assert 0 < board["worst_tick_instructions"] < 1_000_000      # within a tick at 1 GHz
     assert board["flash_bytes"] <= 128 * 1024 and board["ram_bytes"] <= 32 * 1024
