@@ -205,8 +205,9 @@ class QemuBench:
         else:
             self._note_stats()
             self._board.reset()
-        if watchdog_s(slack_s) != CONFIG.watchdog_s:
-            self._board.set_watchdog(watchdog_s(slack_s))
+        watchdog = watchdog_s(slack_s)
+        if watchdog != CONFIG.watchdog_s:
+            self._board.set_watchdog(watchdog)
         return self._board.link_path
 
     def _note_stats(self) -> None:

@@ -118,6 +118,15 @@ class Host:
     def beat(self) -> None:
         self._beating.set()
 
+    def quiet_until_the_watchdog_s(self, timeout_s: float = 1.0) -> float:
+        """Stop heartbeating and wait for the watchdog's fault: device seconds from the first
+        telemetry after going quiet to the fault."""
+        mark = self.mark()
+        self.quiet()
+        event = self.wait_for(lambda e: e.kind == m.EventKind.FAULT, timeout_s, mark, m.Event)
+        assert event.code == m.Fault.WATCHDOG
+        return (event.device_time_us - self.since(mark, m.Telemetry)[0].device_time_us) * 1e-6
+
     # --- receiving ------------------------------------------------------------------------------
 
     def mark(self) -> int:

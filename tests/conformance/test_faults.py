@@ -10,12 +10,7 @@ from tests.conformance.trajectories import upload
 
 
 def test_a_host_gone_quiet_trips_the_watchdog(ready):
-    mark = ready.mark()
-    ready.quiet()
-    event = ready.wait_for(lambda e: e.kind == m.EventKind.FAULT, 1.0, mark, m.Event)
-    assert event.code == m.Fault.WATCHDOG
-    quiet_s = (ready.since(mark, m.Event)[-1].device_time_us - ready.since(mark, m.Telemetry)[0]
-               .device_time_us) * 1e-6
+    quiet_s = ready.quiet_until_the_watchdog_s()
     assert 0.15 <= quiet_s <= 0.5            # 200 ms after the last frame, give or take a beat
     ready.beat()
     assert isinstance(ready.command(m.ClearFault()), m.Ack)

@@ -16,8 +16,9 @@ PAUSE_S = 0.6            # longer than the stall limit, as a loaded machine's pa
 
 
 class PausingPort:
-    """A port whose reads wait READ_TIMEOUT_S, except one that returns after PAUSE_S with nothing
-    (the process was paused while the device said nothing either); then what `after` says."""
+    """A port whose reads wait `pass_s` (the link's READ_TIMEOUT_S, or longer on a loaded
+    machine), except the third, which returns after PAUSE_S with nothing (the process was paused
+    while the device said nothing either); the fourth gives what `after` says."""
 
     def __init__(self, after: bytes, pass_s: float = READ_TIMEOUT_S):
         self.after = after

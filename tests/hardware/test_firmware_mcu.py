@@ -104,16 +104,6 @@ def test_the_stimulus_reaches_the_wrist_and_the_safety_input(board):
         host.close()
 
 
-def quiet_until_the_watchdog_s(board, host) -> float:
-    """Board seconds from the host's going quiet to the watchdog's fault."""
-    host.hello()
-    mark = host.mark()
-    host.quiet()
-    event = host.wait_for(lambda e: e.kind == m.EventKind.FAULT, 3.0, mark, m.Event)
-    assert event.code == m.Fault.WATCHDOG
-    return (event.device_time_us - host.since(mark, m.Telemetry)[0].device_time_us) * 1e-6
-
-
 def test_a_bench_may_lengthen_the_watchdog_until_the_next_reset(board):
     """A link bench beside the parallel suite gives a late host's heartbeats the host's own
     slack (controller/bench/link_devices.py); a reset restores the product's 200 ms."""
@@ -121,11 +111,13 @@ def test_a_bench_may_lengthen_the_watchdog_until_the_next_reset(board):
     assert board.command("watchdog 700") == "ok"
     host = Host(board.link_path)
     try:
-        assert 0.6 <= quiet_until_the_watchdog_s(board, host) <= 1.0
+        host.hello()
+        assert 0.6 <= host.quiet_until_the_watchdog_s(timeout_s=3.0) <= 1.0
         board.reset()
         host.close()
         host = Host(board.link_path)
-        assert 0.15 <= quiet_until_the_watchdog_s(board, host) <= 0.5
+        host.hello()
+        assert 0.15 <= host.quiet_until_the_watchdog_s(timeout_s=3.0) <= 0.5
     finally:
         host.close()
 
