@@ -6,6 +6,7 @@ import numpy as np
 
 from firmware_bridge import messages as m
 from firmware_bridge.framing import Frame
+from tests.conformance.host import ANSWER_S
 from tests.conformance.trajectories import upload
 
 
@@ -22,7 +23,7 @@ def test_a_corrupt_frame_latches_comm_and_is_not_acted_on(ready):
     wire = bytearray(Frame(ready.seq, m.EStop.TYPE, b"").encode())
     wire[2] ^= 0x01
     ready.write(bytes(wire))
-    event = ready.wait_for(lambda e: e.kind == m.EventKind.FAULT, 1.0, mark, m.Event)
+    event = ready.wait_for(lambda e: e.kind == m.EventKind.FAULT, ANSWER_S, mark, m.Event)
     assert event.code == m.Fault.COMM
     assert not ready.telemetry().fault & m.Fault.ESTOP
 
@@ -30,7 +31,7 @@ def test_a_corrupt_frame_latches_comm_and_is_not_acted_on(ready):
 def test_the_emergency_stop_latches_until_cleared_and_the_arm_must_home_again(moving):
     mark = moving.mark()
     assert isinstance(moving.command(m.EStop()), m.Ack)
-    assert moving.event(m.EventKind.FAULT, 1.0, mark).code == m.Fault.ESTOP
+    assert moving.event(m.EventKind.FAULT, ANSWER_S, mark).code == m.Fault.ESTOP
     t = moving.telemetry()
     assert t.fault & m.Fault.ESTOP and t.status & m.Status.FAULT
     assert isinstance(moving.command(m.ClearFault()), m.Ack)

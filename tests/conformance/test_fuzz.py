@@ -11,6 +11,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from firmware_bridge import messages as m
 from firmware_bridge.framing import Frame
+from tests.conformance.host import ANSWER_S
 
 TYPES = sorted(set(m.COMMANDS)) + [0x00, 0x3F, 0x7F, 0x80, 0x83, 0xFF]
 
@@ -77,14 +78,14 @@ def test_a_damaged_frame_is_never_acted_on(fuzzed, batch):
     try:
         host.write(b"\x00")
         seq = host.send(m.Heartbeat())             # the last command to run, and seen to
-        before = host.wait_for(lambda t: t.last_cmd_seq == seq, 1.0, 0, m.Telemetry)
+        before = host.wait_for(lambda t: t.last_cmd_seq == seq, ANSWER_S, 0, m.Telemetry)
         for kind, body, _, _, _, _ in batch:
             wire = bytearray(Frame(host.seq, kind, body).encode())
             wire[len(wire) // 2] ^= 0x5A               # one byte off: COBS or CRC must catch it
             wire[-1] = 0
             host.write(bytes(wire))
         host.write(b"\x00")
-        after = host.wait_for(lambda t: t.device_time_us > before.device_time_us + 20_000, 1.0,
+        after = host.wait_for(lambda t: t.device_time_us > before.device_time_us + 20_000, ANSWER_S,
                               host.mark(), m.Telemetry)
         assert after.last_cmd_seq == before.last_cmd_seq
         assert np.allclose(after.q_set, before.q_set)

@@ -6,6 +6,7 @@ import time
 import numpy as np
 
 from firmware_bridge import messages as m
+from tests.conformance.host import ANSWER_S
 from tests.conformance.trajectories import here, ramp, start_moving, upload
 
 
@@ -65,7 +66,7 @@ def test_the_safety_input_holds_the_arm_whatever_the_host_does(moving, stimulus)
     _, mark = start_moving(moving, 4, [0.3, 0, 0, 0, 0, 0], 1.0)
     time.sleep(0.2)
     stimulus.set_presence(True)
-    held = moving.wait_for(lambda t: t.status & m.Status.PRESENCE, 1.0, moving.mark(), m.Telemetry)
+    held = moving.wait_for(lambda t: t.status & m.Status.PRESENCE, ANSWER_S, moving.mark(), m.Telemetry)
     assert isinstance(moving.command(m.Rate(1.0)), m.Ack)       # the host cannot override it
     time.sleep(0.3)
     assert np.allclose(moving.telemetry().q_set, held.q_set, atol=1e-6)

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from firmware_bridge import messages as m
+from tests.conformance.host import ANSWER_S
 from tests.conformance.trajectories import here, ramp, upload
 
 
@@ -114,7 +115,7 @@ def test_a_fault_whose_cause_persists_cannot_be_cleared(moving, stimulus):
     moving.beat()
     over = info.force_range_n * 1.5
     stimulus.set_force([over, 0, 0, 0, 0, 0])
-    telemetry = moving.wait_for(lambda t: t.fault & m.Fault.OVERLOAD, 1.0, moving.mark(),
+    telemetry = moving.wait_for(lambda t: t.fault & m.Fault.OVERLOAD, ANSWER_S, moving.mark(),
                                 m.Telemetry)
     assert telemetry.status & m.Status.FAULT
     assert moving.command(m.ClearFault()).reason == m.Reason.FAULT_ACTIVE
