@@ -52,6 +52,9 @@ def summarise(games: list[GameRecord]) -> dict:
     out.update({
         "stories_max": round(float(max(table["stories"])), 2),
         "turn_time_s_median": round(float(np.median([t.time_s for t in good])), 1) if good else None,
+        # what the truth says the turns that moved a block did (controller/bench/witness.py)
+        "disturbed_mm_median": _median([t.disturbed_mm for t in good]),
+        "taken_load_n_median": _median([t.taken_load_n for t in good]),
         "endings": {kind: endings[kind] for kind in ENDINGS if endings[kind]},
         "falls_by_cause": dict(sorted(causes.items())),
         "ended_by": dict(sorted(Counter(g.ended_by for g in games).items())),
@@ -100,6 +103,12 @@ def compare(games: list[GameRecord], names) -> list[dict]:
                              "decided": difference.decided}
         out.append({"policies": [a, b], "seeds": len(seeds), "figures": figures})
     return out
+
+
+def _median(values: list[float | None]) -> float | None:
+    """The median of the values that were measured; None when none was."""
+    known = [v for v in values if v is not None]
+    return round(float(np.median(known)), 2) if known else None
 
 
 def _pair(interval: stats.Interval) -> list[float]:

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Callable
 
 import numpy as np
 
+from controller.bench.witness import Witness, Witnessed
 from controller.wording import ILLEGAL_MOVE, MOVE_CAP, NO_BLOCK_OUT
 from planning.policies import POLICIES, Policy
 from planning.game.rules import RuleOptions
@@ -55,6 +56,10 @@ class TurnRecord:
     notes: list = field(default_factory=list)  # what the turn gave up on and got over, in words
     error: str | None = None   # why the turn was illegal or stopped, in its words
     phase: str | None = None   # the phase under way when it ended (controller/turn/report.py)
+    # from the simulator's truth (controller/bench/witness.py), where it was read: the furthest
+    # any block but the one taken moved in the turn (mm), the true load on the block taken (N)
+    disturbed_mm: float | None = None
+    taken_load_n: float | None = None
 
     @property
     def moved_a_block(self) -> bool:
@@ -142,14 +147,20 @@ def play_fast_game(cell, seed: int, policy_name: str, max_turns: int | None) -> 
         start = hands.bench.truth.tower_state().stories()
         player = Player(hands, BlockDims.of(cell.blocks), RuleOptions(),
                         fast_policy(policy_name, seed, hands))
+        witness = Witness(lambda: hands.bench.truth.document(loads=True))
         ends = [time.monotonic()]
-        result = play_game(player, max_turns, on_turn=lambda report: ends.append(time.monotonic()))
+
+        def turn_ended(report) -> None:
+            ends.append(time.monotonic())
+            witness.turn_ended(report.source)
+
+        result = play_game(player, max_turns, on_turn=turn_ended)
         if len(ends) <= len(result.turns):      # a turn an error stopped, kept without on_turn
             ends.append(time.monotonic())
     finally:
         world.close()
     return game_record(result, policy_name, seed, "fast", start, bool(hands.rode),
-                       time.monotonic() - started, list(np.diff(ends)))
+                       time.monotonic() - started, list(np.diff(ends)), witness.turns)
 
 
 def fast_policy(name: str, seed: int, hands) -> Policy:
@@ -162,6 +173,7 @@ def fast_policy(name: str, seed: int, hands) -> Policy:
 
 def play_full_game(cell_path: str, seed: int, policy_name: str, max_turns: int | None) -> GameRecord:
     """One solo game through the product's pipeline (real time)."""
+    from controller.cell_http import cell_json
     from controller.cell_link import CellLink, SimulatedCell
     from controller.commands.cell_cmd import load
     from controller.commands.play_cmd import SIM_STALL_S
@@ -171,16 +183,20 @@ def play_full_game(cell_path: str, seed: int, policy_name: str, max_turns: int |
     cell = load(cell_path)
     policy = Policy(policy_name, np.random.default_rng(seed))
     with SimulatedCell(seed, cell_path) as sim:
+        witness = Witness(lambda: cell_json(sim.truth_url))
         with CellLink(cell, sim.serial, sim.camera_urls, stall_s=SIM_STALL_S) as link:
-            result = play_solo(link, max_turns, policy=policy)
+            result = play_solo(link, max_turns, policy=policy,
+                               on_turn=lambda report: witness.turn_ended(report.source))
     return game_record(result, policy_name, seed, "full", TowerState.fresh().stories(), False,
-                       time.monotonic() - started)
+                       time.monotonic() - started, witnessed=witness.turns)
 
 
 def game_record(result: SoloResult, policy: str, seed: int, mode: str, start_stories: str,
-                rode: bool, wall_s: float, turn_wall_s: list[float] = ()) -> GameRecord:
+                rode: bool, wall_s: float, turn_wall_s: list[float] = (),
+                witnessed: list[Witnessed] = ()) -> GameRecord:
     """A solo game's figures. `rode`: blocks rode along on the last drawn block, so a fall while it
-    was placed or settling is the pull's. `turn_wall_s`: each turn's wall time, as far as known."""
+    was placed or settling is the pull's. `turn_wall_s`: each turn's wall time, as far as known;
+    `witnessed`: what the truth says each turn did, as far as read (a turn that stopped is not)."""
     game = GameRecord(policy, seed, mode, start_stories, stories=result.stories or start_stories,
                       wall_s=round(wall_s, 1))
     for i, report in enumerate(result.turns):
@@ -194,6 +210,9 @@ def game_record(result: SoloResult, policy: str, seed: int, mode: str, start_sto
             forced=report.forced, recoveries=[r["kind"] for r in report.recoveries],
             notes=list(report.notes),
             error=report.error, phase=str(report.phase) if report.phase else None))
+        if i < len(witnessed):
+            game.turns[-1].disturbed_mm = witnessed[i].disturbed_mm
+            game.turns[-1].taken_load_n = witnessed[i].taken_load_n
     if result.turns and (result.fell or result.error):
         last = game.turns[-1]
         last.fell = result.fell

@@ -7,7 +7,8 @@ from __future__ import annotations
 from controller.bench.figures import MIN_GAMES
 
 GAME_COLUMNS = ("stories_median", "stories_mean", "stories_max", "blocks_moved_median", "extraction_success",
-                "probes_per_turn", "turn_time_s_median", "endings", "falls_by_cause", "forced_moves")
+                "probes_per_turn", "turn_time_s_median", "disturbed_mm_median", "taken_load_n_median",
+                "endings", "falls_by_cause", "forced_moves")
 PERSON_COLUMNS = ("stories_median", "stories_mean", "stories_max", "blocks_moved_median",
                   "extraction_success", "probes_per_turn", "turn_time_s_median", "ended_by")
 

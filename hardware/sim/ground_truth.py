@@ -176,6 +176,27 @@ class GroundTruth:
         """Force in the robot's compliant fingertip (N): stiffness times deflection."""
         return abs(self.world.fingertip_deflection()) * self.world.cell.tool.fingertip_stiffness
 
+    # --- for tests and benchmarks beyond this process ---------------------------------------
+
+    def document(self, loads: bool = False) -> dict:
+        """What really is, as the simulated cell serves it (`/truth.json`): every block's pose in
+        the tower frame and its slot, the tower's occupancy, what fell, and with `loads` the true
+        load on each block of the tower ("layer,slot": N, see `loads`)."""
+        blocks = {}
+        for b in self.world.blocks:
+            pose = self.pose(b.index)
+            blocks[b.index] = {"position": pose.position.tolist(), "axis": pose.axis.tolist(),
+                               "tilt_deg": float(np.degrees(pose.tilt)), "slot": self.slot_of(b.index)}
+        try:
+            layers = [[int(v) for v in row] for row in self.tower_state().layers]
+        except ValueError:
+            layers = None
+        document = {"time": self.world.time, "blocks": blocks, "layers": layers,
+                    "fallen": self.fallen()}
+        if loads:
+            document["loads"] = {f"{layer},{slot}": n for (layer, slot), n in self.loads().items()}
+        return document
+
     def block_at(self, layer: int, slot: int) -> int | None:
         """The block sitting in (layer, slot), if any."""
         for b in self.world.blocks:

@@ -126,22 +126,11 @@ class SimServer:
         with self._lock:
             return fn(self.world, self.engine)
 
-    def truth_document(self) -> dict:
+    def truth_document(self, loads: bool = True) -> dict:
         """What really is, for tests and benchmarks (never for the controller): every block's
-        pose in the tower frame, the tower's occupancy, what fell."""
+        pose in the tower frame, the tower's occupancy, what fell and (`loads`) the true loads."""
         with self._lock:
-            blocks = {}
-            for b in self.world.blocks:
-                pose = self.truth.pose(b.index)
-                blocks[b.index] = {"position": pose.position.tolist(), "axis": pose.axis.tolist(),
-                                   "tilt_deg": float(np.degrees(pose.tilt)),
-                                   "slot": self.truth.slot_of(b.index)}
-            try:
-                layers = [[int(v) for v in row] for row in self.truth.tower_state().layers]
-            except ValueError:
-                layers = None
-            return {"time": self.world.time, "blocks": blocks, "layers": layers,
-                    "fallen": self.truth.fallen()}
+            return self.truth.document(loads)
 
     def arm_document(self) -> dict:
         """The arm as it really is, for the simulated cell's own viewer (never for the

@@ -35,6 +35,17 @@ def test_the_true_loads_show_which_blocks_carry_the_tower(hands):
     assert loads[(3, 0)] + loads[(3, 1)] + loads[(3, 2)] > loads[(15, 0)] + loads[(15, 1)] + loads[(15, 2)]
 
 
+def test_the_truth_document_carries_the_loads_the_benchmarks_witness_turns_by(hands):
+    """The cell's `/truth.json` (hardware/sim/server.py) as the full game benchmark reads it:
+    each block's pose and slot, and the true loads keyed "layer,slot" for JSON."""
+    document = hands.truth.document(loads=True)
+    loads = hands.truth.loads()
+    assert document["loads"] == {f"{layer},{slot}": n for (layer, slot), n in loads.items()}
+    block = hands.truth.block_at(*TIGHT)
+    assert tuple(document["blocks"][block]["slot"]) == TIGHT
+    assert document["fallen"] == [] and "loads" not in hands.truth.document()
+
+
 def test_a_test_push_tells_a_loose_block_from_a_tight_one_and_restoring_puts_it_home(hands):
     hands.mark()
     tight = hands.push(TIGHT, 0.005, 0.5, 0.01)
