@@ -12,6 +12,11 @@ from dataclasses import dataclass
 import numpy as np
 
 
+# A joint this little past its limit (rad) is at it: a trajectory is checked to this, and a move
+# that starts where the arm reports itself starts there (planning/motion/transit.py).
+LIMIT_TOL_RAD = 1e-6
+
+
 class TrajectoryError(ValueError):
     """A trajectory that breaks a joint's position or speed limit."""
 
@@ -43,8 +48,9 @@ class JointTrajectory:
         return np.diff(self.positions, axis=0) / np.diff(self.times)[:, None]
 
     def check(self, q_min: np.ndarray, q_max: np.ndarray, speed_max: np.ndarray,
-              tol: float = 1e-6) -> None:
-        """Raise TrajectoryError naming the joint and waypoint that breaks a limit."""
+              tol: float = LIMIT_TOL_RAD) -> None:
+        """Raise TrajectoryError naming the joint and waypoint that breaks a limit (by more than
+        `tol`: rad past a position limit, a fraction of a speed limit)."""
         if not (np.all(np.isfinite(self.times)) and np.all(np.isfinite(self.positions))):
             raise TrajectoryError("a waypoint's time or position is not a number")
         if len(self.times) < 2 or np.any(np.diff(self.times) <= 0):

@@ -13,7 +13,7 @@ from planning.motion.contact_geometry import CONTACT_MARGIN, FINGER_MARGIN, TRAN
 from planning.motion.paces import HELD_TRANSIT_SPEED_SCALE, TRANSIT_SPEED_SCALE
 from planning.motion.plans import PlanError
 from planning.motion.rrt import plan_path
-from planning.motion.trajectory import JointTrajectory
+from planning.motion.trajectory import LIMIT_TOL_RAD, JointTrajectory
 
 
 def transit_between(planner, q_start, q_goal, tower_layers, held, wide, close) -> JointTrajectory:
@@ -21,6 +21,13 @@ def transit_between(planner, q_start, q_goal, tower_layers, held, wide, close) -
     checks, its timing): the ends held to the contact margins, the path between to the wide
     transit margin (`wide`), near its ends to the ends' own (`close`), timed leg by leg."""
     q_start, q_goal = np.asarray(q_start, float), np.asarray(q_goal, float)
+    # The start is where the arm reports itself, over a wire that carries 32-bit floats: every
+    # limit of the default arm (pi, 2 pi) rounds outward by 0.9-1.7e-7 rad there, so an arm sent
+    # to a limit reports a set-point just past it. Held to the limits strictly, no transit could
+    # start from there (tower 11 at c1bacc1: a forced move found every block "outside the joint
+    # limits", and the tower fell); the path starts at the limit instead, the arm at it.
+    if planner.arm.within_limits(q_start, tol=LIMIT_TOL_RAD):
+        q_start = np.clip(q_start, planner.arm.q_min, planner.arm.q_max)
     for q, what in ((q_start, "start"), (q_goal, "goal")):
         if not planner.arm.within_limits(q):
             raise PlanError(f"transit {what} is outside the joint limits")

@@ -622,3 +622,21 @@ def test_a_transit_keeps_every_part_off_the_table_by_the_big_parts_margin(planne
         low = [c for q in away for c in planner.checker.contacts(
             q, TALL, 0.0, table_margin=TABLE_MARGIN - 0.001) if c.obstacle == "table"]
         assert len(away) and not low, low[:3]
+
+
+def test_a_transit_starts_from_a_set_point_at_a_joint_limit_as_the_wire_reports_it(planner):
+    """The wire carries set-points as 32-bit floats, and every limit of the arm rounds outward:
+    an arm sent to a limit reports a set-point past it (tower 11 at c1bacc1: a forced move found
+    every block "outside the joint limits", and the tower fell). One truly past is refused."""
+    at_limit = np.array(planner.arm.home, float)
+    at_limit[5] = planner.arm.q_max[5]
+    reported = at_limit.astype(np.float32).astype(float)       # firmware_bridge Telemetry.q_set
+    assert reported[5] > planner.arm.q_max[5]
+    plan = planner.transit(reported, planner.arm.home, tower_layers=TALL)
+    # it starts at the limit, where the arm is to the wire's precision
+    assert plan.q_start[5] == planner.arm.q_max[5] and np.allclose(plan.q_start, reported)
+    assert np.allclose(plan.q_end, planner.arm.home) and planner.arm.within_limits(plan.q_start)
+    past = at_limit.copy()
+    past[5] += 0.01
+    with pytest.raises(PlanError, match="transit start is outside the joint limits"):
+        planner.transit(past, planner.arm.home, tower_layers=TALL)
