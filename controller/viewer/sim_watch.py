@@ -34,7 +34,7 @@ class SimWatch:
 
     def sample(self) -> None:
         """One look at the simulator: call it a few times a second."""
-        truth = self.server.truth_document(loads=False)
+        truth = self.server.truth_document()
         self.recorder.boxes(TRUTH_BLOCKS, truth["time"],
                             truth_boxes(truth, self.geometry, self.dims))
         arm = self.server.arm_document()

@@ -1,9 +1,12 @@
 """What the truth says each benchmark turn did (controller/bench/witness.py): how far the blocks not
 taken moved, the true load on the block taken; and the game record and figures that carry them."""
 
+import json
+
 from controller.bench.figures import summarise
 from controller.bench.game import game_record
 from controller.bench.witness import Witness, Witnessed, turn_figures
+from controller.cell_http import CellUnreachable
 from controller.solo import play_game
 from planning.game.tower import TowerState
 from tests.controller.test_turn_procedure import player
@@ -48,6 +51,39 @@ def test_the_witness_reads_the_truth_before_the_game_and_after_each_turn():
     witness.turn_ended((1, 1))
     # the second turn is measured from the first turn's end: block 1 is gone, block 0 taken
     assert witness.turns == [Witnessed(0.0, 1.5), Witnessed(2.0, 0.4)]
+
+
+def test_a_source_the_truth_saw_empty_is_no_disturbance_of_hundreds_of_millimetres():
+    # the block in 1.2 was tilted out of its slot as the turn began, then carried away
+    before = json.loads(json.dumps(_document(
+        {0: (0.0, 0.0, 0.0075), 1: (0.025, 0.0, 0.0075)}, {0: (1, 1), 1: None})))
+    after = json.loads(json.dumps(_document(
+        {0: (0.0, 0.0, 0.0075), 1: (0.0, 0.0, 0.2)}, {0: (1, 1), 1: (3, 0)})))
+    assert turn_figures(before, after, (1, 2)) == Witnessed(None, None)
+
+
+def test_the_truth_as_the_cell_serves_it_over_http_is_read_alike():
+    # JSON keys are strings: blocks are still compared with themselves
+    served = json.loads(json.dumps(BEFORE))
+    after = json.loads(json.dumps(_document(
+        {0: (0.004, 0.0, 0.0075), 1: (0.0, 0.0, 0.2), 2: (0.0, 0.003, 0.0225)},
+        {0: (1, 1), 1: (3, 0), 2: (2, 1)})))
+    assert turn_figures(served, after, (1, 2)) == Witnessed(disturbed_mm=4.0, taken_load_n=1.5)
+
+
+def test_a_truth_that_cannot_be_read_leaves_the_turn_unwitnessed_and_the_game_going():
+    answers = iter([BEFORE, CellUnreachable("the cell is gone"), BEFORE, BEFORE])
+
+    def read():
+        answer = next(answers)
+        if isinstance(answer, Exception):
+            raise answer
+        return answer
+    witness = Witness(read)
+    witness.turn_ended((1, 2))       # unread
+    witness.turn_ended((1, 2))       # read, but nothing to compare it with
+    witness.turn_ended(None)         # read, and compared with the one before
+    assert witness.turns == [Witnessed(None, None), Witnessed(None, None), Witnessed(0.0, None)]
 
 
 def test_the_game_record_and_its_figures_carry_what_was_witnessed():
