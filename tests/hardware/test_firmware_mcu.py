@@ -10,7 +10,7 @@ import pytest
 from firmware_bridge import messages as m
 from hardware.firmware.build import build_mcu, memory_use
 from hardware.firmware.qemu import QemuError, QemuFirmware
-from tests.conformance.host import Host
+from tests.conformance.host import ANSWER_S, Host
 
 ELF_MACHINE_ARM = 40
 
@@ -61,7 +61,7 @@ def test_a_board_held_in_its_reset_sends_its_boot_event_first_to_a_host_that_ope
         host = Host(fresh.link_path)
         try:
             fresh.release()
-            host.wait_for(lambda t: True, 1.0, 0, m.Telemetry)
+            host.wait_for(lambda t: True, ANSWER_S, 0, m.Telemetry)
             assert isinstance(host.received[0][1], m.Event)
             assert host.received[0][1].kind == m.EventKind.BOOT and host.corrupt == 0
         finally:
@@ -90,11 +90,11 @@ def test_the_stimulus_reaches_the_wrist_and_the_safety_input(board):
         host.hello()
         board.set_force([1.5, 0, -2.25, 0, 0.125, 0])
         board.set_presence(True)
-        t = host.wait_for(lambda t: t.status & m.Status.PRESENCE, 1.0, host.mark(), m.Telemetry)
+        t = host.wait_for(lambda t: t.status & m.Status.PRESENCE, ANSWER_S, host.mark(), m.Telemetry)
         assert t.wrench == pytest.approx([1.5, 0, -2.25, 0, 0.125, 0], abs=1e-6)
         board.set_force([2.0, 0, 0, 0, 0, 0], beyond=(0, 5.0))      # joint 1 is not past 5 rad
         board.set_presence(False)
-        t = host.wait_for(lambda t: not t.status & m.Status.PRESENCE, 1.0, host.mark(),
+        t = host.wait_for(lambda t: not t.status & m.Status.PRESENCE, ANSWER_S, host.mark(),
                           m.Telemetry)
         assert t.wrench == pytest.approx([0.0] * 6)
         board.set_force([2.0, 0, 0, 0, 0, 0], beyond=(0, -5.0))     # but it is past -5 rad
