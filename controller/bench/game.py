@@ -200,6 +200,7 @@ def game_record(result: SoloResult, policy: str, seed: int, mode: str, start_sto
     game = GameRecord(policy, seed, mode, start_stories, stories=result.stories or start_stories,
                       wall_s=round(wall_s, 1))
     for i, report in enumerate(result.turns):
+        seen = witnessed[i] if i < len(witnessed) else Witnessed(None, None)
         game.turns.append(TurnRecord(
             report.number, list(report.source) if report.source else None,
             list(report.target) if report.target else None, len(report.probes),
@@ -209,10 +210,8 @@ def game_record(result: SoloResult, policy: str, seed: int, mode: str, start_sto
             wall_s=round(float(turn_wall_s[i]), 2) if i < len(turn_wall_s) else 0.0,
             forced=report.forced, recoveries=[r["kind"] for r in report.recoveries],
             notes=list(report.notes),
-            error=report.error, phase=str(report.phase) if report.phase else None))
-        if i < len(witnessed):
-            game.turns[-1].disturbed_mm = witnessed[i].disturbed_mm
-            game.turns[-1].taken_load_n = witnessed[i].taken_load_n
+            error=report.error, phase=str(report.phase) if report.phase else None,
+            disturbed_mm=seen.disturbed_mm, taken_load_n=seen.taken_load_n))
     if result.turns and (result.fell or result.error):
         last = game.turns[-1]
         last.fell = result.fell

@@ -32,15 +32,15 @@ def turn_figures(before: dict, after: dict, source: tuple[int, int] | None) -> W
     if source is not None:
         taken = next((b for b, v in before["blocks"].items()
                       if v["slot"] is not None and tuple(v["slot"]) == tuple(source)), None)
-    if source is not None and taken is None:
-        # the truth had no block in the source (tilted, shifted out of it): which block the turn
-        # carried away is unknown, and its hundreds of millimetres are no disturbance
-        return Witnessed(None, None)
+        if taken is None:
+            # the truth had no block in the source (tilted, shifted out of it): which block the
+            # turn carried away is unknown, and its hundreds of millimetres are no disturbance
+            return Witnessed(None, None)
     moves = [float(np.linalg.norm(np.subtract(after["blocks"][b]["position"], v["position"])))
              for b, v in before["blocks"].items() if b != taken and b in after["blocks"]]
     disturbed = round(max(moves) * 1000, 2) if moves else None
     load = None
-    if source is not None and "loads" in before:
+    if taken is not None and "loads" in before:
         value = before["loads"].get(f"{source[0]},{source[1]}")
         load = None if value is None else round(float(value), 3)
     return Witnessed(disturbed, load)

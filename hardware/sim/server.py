@@ -21,8 +21,6 @@ import traceback
 from collections import deque
 from pathlib import Path
 
-import numpy as np
-
 from firmware_bridge.device.engine import DeviceEngine
 from firmware_bridge.device.pty_port import PtyPort
 from hardware.sim.arrange import arrange_tower
