@@ -30,7 +30,7 @@ from enum import StrEnum
 import numpy as np
 
 from planning.looseness import LoosenessBelief, ProbeOutcome, probe_threshold_n
-from planning.game.rules import RuleOptions, legal_sources
+from planning.game.rules import RuleOptions, takeable_sources
 from planning.stability import BlockDims
 from planning.strategy import (JAM_N, LOWEST_LAYER, RESTORE_M, Action, Decision, after_probe,
                                best_probed, next_probe, rank)
@@ -93,7 +93,7 @@ class Chooser:
         return min(JAM_N, self.limits.get(source, np.inf))
 
     def _reachable_sources(self) -> list[tuple[int, int]]:
-        return [s for s in legal_sources(self.view.tower, self.view.options)
+        return [s for s in takeable_sources(self.view.tower, self.view.options)
                 if s[0] >= LOWEST_LAYER and s not in self.jammed_blocks]
 
 

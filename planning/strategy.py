@@ -33,7 +33,7 @@ from enum import StrEnum
 import numpy as np
 
 from planning.looseness import LoosenessBelief, ProbeOutcome
-from planning.game.rules import RuleOptions, legal_sources, placement_target
+from planning.game.rules import RuleOptions, placement_target, takeable_sources
 from planning.stability import (BlockDims, analyse, best_slot, press_limit_n, push_limit_n,
                                 removal_margin)
 from planning.game.tower import TowerState
@@ -220,7 +220,7 @@ def rank(tower: TowerState, belief: LoosenessBelief, dims: BlockDims,
     statics = {} if statics is None else statics
     target = placement_slot(tower, dims)
     out = []
-    for source in legal_sources(tower, options):
+    for source in takeable_sources(tower, options):
         if source in exclude or source[0] < accept.lowest_layer:
             continue
         if source not in statics:

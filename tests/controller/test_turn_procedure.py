@@ -532,6 +532,23 @@ def test_a_solo_game_goes_on_after_an_illegal_turn():
     assert result.ending() == "played every turn asked for" and not result.ran_as_asked(3)
 
 
+@pytest.mark.parametrize("policy", POLICIES)
+def test_no_player_chooses_the_last_block_of_a_layer(policy):
+    """Found by the property test below: with every block of the tower tight and layer 16 down to
+    one block, the random policy's forced move chose that block, and the turn stopped on "layer 16
+    is empty, but layers above it hold blocks"."""
+    layers = [(True, True, True)] * 19
+    layers[0], layers[15] = (False, True, True), (False, False, True)
+    tower = TowerState(layers=tuple(layers), blocks_moved=3)
+    p, hands = player(tower, Script(feel=lambda source, guard: TIGHT, jams=lambda source: True),
+                      policy=policy)
+    try:
+        p.play(1, blocks_moved=3)
+    except (NoMoveError, TurnError):
+        pass
+    assert all(step[1] != (16, 2) for step in hands.steps if len(step) > 1)
+
+
 @st.composite
 def towers(draw):
     """A tower some legal moves from fresh."""

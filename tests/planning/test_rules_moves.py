@@ -2,7 +2,8 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from planning.game.rules import (RuleOptions, ViolationCode, check_move, check_no_testing,
-                            check_tested_blocks, legal_sources, placement_target)
+                            check_tested_blocks, legal_sources, placement_target,
+                            takeable_sources)
 from planning.game.tower import TowerState
 
 FRESH = TowerState.fresh()
@@ -152,3 +153,12 @@ def _still_a_tower(tower, source):
 def _thirds(stories):
     whole, _, frac = stories.partition(" ")
     return int(whole) * 3 + (int(frac[0]) if frac else 0)
+
+
+def test_the_last_block_of_a_layer_is_legal_but_never_taken():
+    layers = [(True, True, True)] * 18
+    layers[4] = (False, False, True)           # layer 5 holds one side block
+    tower = TowerState(layers=tuple(layers))
+    assert (5, 2) in legal_sources(tower)
+    assert (5, 2) not in takeable_sources(tower)
+    assert set(takeable_sources(tower)) == set(legal_sources(tower)) - {(5, 2)}

@@ -76,6 +76,15 @@ def legal_sources(tower: TowerState, options: RuleOptions = RuleOptions()) -> li
     return [(layer, slot) for layer, slot in tower.blocks() if layer < below]
 
 
+def takeable_sources(tower: TowerState,
+                     options: RuleOptions = RuleOptions()) -> list[tuple[int, int]]:
+    """The legal sources (`legal_sources`) whose layer keeps a block when it is taken. Every legal
+    source lies under a complete layer, so the last block of its layer holds up every layer above:
+    it cannot come out with the tower standing, and no tower state holds a layer emptied under
+    others. The rules allow trying it; a player never chooses it."""
+    return [s for s in legal_sources(tower, options) if sum(tower.layers[s[0] - 1]) > 1]
+
+
 def placement_target(tower: TowerState) -> PlacementTarget:
     """The top layer until it holds three blocks, then a new layer above it."""
     if tower.top_is_complete:
