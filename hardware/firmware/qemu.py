@@ -44,9 +44,15 @@ class QemuError(RuntimeError):
     pass
 
 
+# How long QEMU may take to start and open its ports: a backstop for a process that hangs, not a
+# speed figure (one that exits is seen at once). Beside the loaded parallel suite on 2 cores, QEMU
+# took more than 10 s to name its serial ports four times in one run.
+START_TIMEOUT_S = 30.0
+
+
 class QemuFirmware:
     def __init__(self, elf: Path | None = None, instruction_clock: bool = False,
-                 start_timeout_s: float = 10.0):
+                 start_timeout_s: float = START_TIMEOUT_S):
         self._elf = elf
         self._instruction_clock = instruction_clock
         self._start_timeout_s = start_timeout_s
