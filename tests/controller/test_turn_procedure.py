@@ -15,7 +15,7 @@ from perception.observation import PerceptionError
 from controller.wording import slot_name
 from planning.motion.contact_geometry import PUSH_THROUGH
 from planning.policies import POLICIES, Policy
-from planning.game.rules import RuleOptions, legal_sources
+from planning.game.rules import RuleOptions, legal_sources, takeable_sources
 from planning.stability import BlockDims
 from planning.strategy import placement_slot, placement_slots
 from planning.game.tower import TowerState
@@ -554,7 +554,7 @@ def towers(draw):
     """A tower some legal moves from fresh."""
     tower = TowerState.fresh()
     for _ in range(draw(st.integers(0, 8))):
-        sources = [s for s in legal_sources(tower, RuleOptions()) if sum(tower.layers[s[0] - 1]) > 1]
+        sources = takeable_sources(tower, RuleOptions())
         source = draw(st.sampled_from(sources))
         tower = tower.moved(source, placement_slot(tower.without(*source), DIMS))
     return tower

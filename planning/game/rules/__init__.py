@@ -13,7 +13,7 @@ from planning.game.rules.turn_order import TurnOrder, rotated, team_relay_sequen
 __all__ = [
     "Event", "judge_round", "parse_round", "Match", "MatchConfig", "Scoring", "PlacementTarget",
     "Severity", "Violation", "ViolationCode", "check_move", "check_no_testing",
-    "check_tested_blocks", "legal_sources", "placement_target", "takeable_sources", "VARIANT_NAMES", "RuleOptions",
-    "Fall", "Phase", "RoundReferee", "RoundResult", "RoundStatus", "RuleInputError", "TurnOrder",
-    "rotated", "team_relay_sequence",
+    "check_tested_blocks", "legal_sources", "placement_target", "takeable_sources",
+    "VARIANT_NAMES", "RuleOptions", "Fall", "Phase", "RoundReferee", "RoundResult", "RoundStatus",
+    "RuleInputError", "TurnOrder", "rotated", "team_relay_sequence",
 ]

@@ -82,7 +82,8 @@ def takeable_sources(tower: TowerState,
     source lies under a complete layer, so the last block of its layer holds up every layer above:
     it cannot come out with the tower standing, and no tower state holds a layer emptied under
     others. The rules allow trying it; a player never chooses it."""
-    return [s for s in legal_sources(tower, options) if sum(tower.layers[s[0] - 1]) > 1]
+    return [(layer, slot) for layer, slot in legal_sources(tower, options)
+            if sum(tower.row(layer)) > 1]
 
 
 def placement_target(tower: TowerState) -> PlacementTarget:
